@@ -1,0 +1,47 @@
+# lakecdc: `make test` and `make demo` do the whole set-up on a fresh Debian machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: venv test test-unit lint demo bench soak services-up services-down clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Unit and integration tests; PostgreSQL and MariaDB are installed when missing, started on loopback
+# as throwaway instances and stopped afterwards whatever the result.
+test: $(STAMP)
+	scripts/services.sh install
+	scripts/services.sh up
+	set -a; eval "$$(scripts/services.sh env)"; set +a; \
+	CI=$${CI:-1} $(PY) -m pytest tests; rc=$$?; scripts/services.sh down; exit $$rc
+
+test-unit: $(STAMP)
+	$(PY) -m pytest -m unit tests
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+demo: $(STAMP)
+	$(VENV)/bin/lakecdc demo
+
+bench: $(STAMP)
+	$(PY) bench/engine.py
+
+soak: $(STAMP)
+	@echo "no soak runs defined yet"; exit 2
+
+services-up:
+	scripts/services.sh install && scripts/services.sh up
+
+services-down:
+	scripts/services.sh down
+
+clean:
+	rm -rf warehouse target dbt_packages logs reports

@@ -1,0 +1,118 @@
+"""The `lakecdc` command line."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ingest import __version__
+from ingest.config import ProjectConfig, load_config
+from ingest.errors import LakecdcError
+
+Command = Callable[[argparse.Namespace, ProjectConfig], int]
+
+
+def cmd_serve(args: argparse.Namespace, config: ProjectConfig) -> int:
+    from ingest.engine import start_engine
+
+    settings = dataclasses.replace(config.engine, profile="local", host=args.host, port=args.port)
+    engine = start_engine(settings)
+    exports = {"SPARK_REMOTE": engine.remote_url, "LAKECDC_WAREHOUSE": str(settings.warehouse)}
+    if args.env_file:  # written atomically: scripts wait for the file to appear
+        env_file = Path(args.env_file)
+        partial = env_file.with_name(env_file.name + ".partial")
+        partial.write_text("".join(f'export {key}="{value}"\n' for key, value in exports.items()))
+        partial.replace(env_file)
+    print("lakecdc serve: Spark Connect endpoint ready. In another shell:", flush=True)
+    for key, value in exports.items():
+        print(f"  export {key}='{value}'", flush=True)
+    print("  dbt build        # or any Spark Connect client; Ctrl-C stops the server", flush=True)
+    try:
+        while True:  # keep the shared session alive and notice a dead server
+            time.sleep(30)
+            engine.spark.sql("SELECT 1").collect()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        engine.stop()
+    return 0
+
+
+def cmd_dbt(args: argparse.Namespace, config: ProjectConfig) -> int:
+    from ingest.dbt_runner import run_dbt
+
+    dbt_args = list(args.dbt_args)
+    if dbt_args and dbt_args[0] == "--":
+        dbt_args = dbt_args[1:]
+    if not dbt_args:
+        raise LakecdcError("lakecdc dbt needs dbt arguments, e.g. `lakecdc dbt build`")
+    return run_dbt(config, dbt_args)
+
+
+def cmd_doctor(args: argparse.Namespace, config: ProjectConfig) -> int:
+    from ingest.doctor import run_doctor
+
+    results = run_doctor(config)
+    for result in results:
+        mark = "ok  " if result.ok else "FAIL"
+        print(f"{mark} {result.name}: {result.detail}", flush=True)
+    return 0 if all(r.ok for r in results) else 1
+
+
+def cmd_demo(args: argparse.Namespace, config: ProjectConfig) -> int:
+    print("lakecdc demo: not built yet (pending the demo issue); nothing was done.", file=sys.stderr)
+    return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lakecdc",
+        description="Change data capture into Delta bronze tables, dbt silver/gold and quality reports.",
+    )
+    parser.add_argument("--version", action="version", version=f"lakecdc {__version__}")
+    parser.add_argument("--config", help="project configuration file (default: ./lakecdc.yml or $LAKECDC_CONFIG)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    serve = sub.add_parser("serve", help="run a long-lived local Spark Connect endpoint for dbt and other clients",
+                           description="Start the embedded Sail engine on a fixed port, register the warehouse "
+                                       "tables and print the SPARK_REMOTE value other processes use.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=15002, help="port to listen on (default 15002; 0 = any)")
+    serve.add_argument("--env-file", help="also write the export lines to this file")
+    serve.set_defaults(func=cmd_serve)
+
+    dbt = sub.add_parser("dbt", help="run dbt in-process against the configured engine",
+                         description="Run dbt (e.g. `lakecdc dbt build --select silver`) against the engine.")
+    dbt.add_argument("dbt_args", nargs=argparse.REMAINDER, help="arguments passed to dbt")
+    dbt.set_defaults(func=cmd_dbt)
+
+    doctor = sub.add_parser("doctor", help="check engine, warehouse, dbt project and source databases",
+                            description="Exit non-zero with one line per failed check.")
+    doctor.set_defaults(func=cmd_doctor)
+
+    demo = sub.add_parser("demo", help="end-to-end demo on generated inventory data (pending)",
+                          description="End-to-end demo. Not built yet: it says so and exits 2.")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(args.config)
+        return int(args.func(args, config) or 0)
+    except LakecdcError as exc:
+        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lakecdc: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

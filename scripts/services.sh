@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Throwaway PostgreSQL and MariaDB servers on 127.0.0.1 for lakecdc's tests (Debian, run as root).
+#   scripts/services.sh install   # apt-get install the servers when missing (idempotent)
+#   scripts/services.sh up        # fresh data dirs, start both, wait until ready
+#   scripts/services.sh down      # stop both by pid
+#   scripts/services.sh env       # print the environment variables tests read
+# Env: LAKECDC_IT_DIR (default /tmp/lakecdc-it-$UID; must be traversable by the postgres and mysql users)
+set -euo pipefail
+W=${LAKECDC_IT_DIR:-/tmp/lakecdc-it-$(id -u)}
+PG_PORT=${LAKECDC_PG_PORT:-55432}
+MY_PORT=${LAKECDC_MARIADB_PORT:-53306}
+log() { printf '[services %(%T)T] %s\n' -1 "$*" >&2; }
+
+pgbin() {
+  local d
+  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && { echo "$d"; return 0; }; done
+  return 1
+}
+
+install_all() {
+  local need=()
+  pgbin >/dev/null || need+=(postgresql)
+  command -v mariadbd >/dev/null || need+=(mariadb-server mariadb-client)
+  if [ ${#need[@]} -gt 0 ]; then
+    log "installing ${need[*]} from Debian"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  fi
+  log "postgres: $(pgbin)  mariadb: $(command -v mariadbd)"
+}
+
+up_postgres() {
+  local bin; bin=$(pgbin)
+  rm -rf "$W/pg"; mkdir -p "$W/pg"; chown postgres:postgres "$W/pg"
+  runuser -u postgres -- "$bin/initdb" -D "$W/pg/data" -U postgres -A trust -E UTF8 --no-sync >"$W/pg/initdb.log"
+  runuser -u postgres -- "$bin/pg_ctl" -D "$W/pg/data" -l "$W/pg/server.log" -w -t 60 start -o \
+    "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $W/pg -c wal_level=logical -c max_replication_slots=40 -c max_wal_senders=40 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null
+}
+
+up_mariadb() {
+  rm -rf "$W/maria"; mkdir -p "$W/maria"; chown mysql:mysql "$W/maria"
+  mariadb-install-db --no-defaults --user=mysql --datadir="$W/maria/data" \
+    --auth-root-authentication-method=normal --skip-test-db >"$W/maria/install-db.log" 2>&1
+  setsid mariadbd --no-defaults --user=mysql --datadir="$W/maria/data" \
+    --bind-address=127.0.0.1 --port="$MY_PORT" --socket="$W/maria/mysqld.sock" \
+    --pid-file="$W/maria/mysqld.pid" --log-error="$W/maria/error.log" \
+    --log-bin="$W/maria/data/binlog" --binlog-format=ROW --binlog-row-image=FULL \
+    --binlog-row-metadata=FULL --binlog-annotate-row-events=ON --server-id=1 \
+    --gtid-strict-mode=ON --log-slave-updates=ON --default-time-zone=+00:00 \
+    --skip-name-resolve --innodb-buffer-pool-size=128M \
+    --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 </dev/null >/dev/null 2>&1 &
+  local end=$((SECONDS + 60))
+  until mariadb-admin --no-defaults -uroot -h127.0.0.1 -P"$MY_PORT" ping >/dev/null 2>&1; do
+    ((SECONDS < end)) || { log "mariadb did not start"; tail "$W/maria/error.log" >&2; return 1; }
+    sleep 0.1
+  done
+}
+
+stop_pidfile() {
+  [ -s "$1" ] || return 0
+  local pid; pid=$(cat "$1")
+  kill "$pid" 2>/dev/null || return 0
+  for _ in $(seq 100); do
+    case "$(ps -o stat= -p "$pid" 2>/dev/null)" in ''|Z*) return 0 ;; esac
+    sleep 0.1
+  done
+  kill -9 "$pid" 2>/dev/null || true
+}
+
+down() {
+  stop_pidfile "$W/maria/mysqld.pid"
+  if [ -s "$W/pg/data/postmaster.pid" ]; then
+    runuser -u postgres -- "$(pgbin)/pg_ctl" -D "$W/pg/data" -m fast -w stop >/dev/null 2>&1 || true
+  fi
+}
+
+print_env() {
+  echo "LAKECDC_PG_DSN='host=127.0.0.1 port=$PG_PORT user=postgres dbname=postgres'"
+  echo "LAKECDC_MARIADB_URL='mysql://root@127.0.0.1:$MY_PORT/'"
+}
+
+case "${1:-up}" in
+  install) install_all ;;
+  up) down; mkdir -p "$W"; chmod 755 "$W"; s=$SECONDS; up_postgres; up_mariadb; log "postgres :$PG_PORT and mariadb :$MY_PORT up in $((SECONDS - s))s" ;;
+  down) down; log "services stopped" ;;
+  env) print_env ;;
+  *) echo "usage: $0 install|up|down|env" >&2; exit 2 ;;
+esac
