@@ -1,0 +1,1 @@
+"""Bronze layer: the Delta tables that are the contract between capture and dbt."""

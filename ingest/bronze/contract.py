@@ -1,0 +1,135 @@
+"""The bronze contract (see ../shared/design.md and docs/bronze.md): table names and column types.
+
+Per source S, in schema `bronze`:
+  S_events           one row per change event (all captured tables of S), partitioned by table_id
+  S_schemas          schema registry: schema_id -> Kafka Connect schema JSON
+  S_schema_changes   one row per schema change event
+  S_schema_history   parsed history, one row per table version (written by ingest.schema)
+  S_rejects          anything that could not be decoded or parsed, with the raw input and the error
+
+`seq` is the ordering key: a fixed-width, byte-wise sortable string, unique per event within a source,
+increasing in source commit order (see `encode_seq`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+BRONZE_SCHEMA = "bronze"
+
+# Spark SQL column lists (name type) in table order. JSON payloads are strings.
+EVENTS_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "STRING"),           # source (connector) name S
+    ("topic", "STRING"),            # Debezium topic, e.g. inventory.public.customers
+    ("table_id", "STRING"),         # db.schema.table as the source names it (MySQL: db.table)
+    ("op", "STRING"),               # c u d r t; NULL for a tombstone
+    ("seq", "STRING"),              # ordering key, see encode_seq
+    ("key", "STRING"),              # key payload JSON
+    ("value", "STRING"),            # value payload JSON (the envelope); NULL for a tombstone
+    ("key_schema_id", "STRING"),    # -> S_schemas.schema_id
+    ("value_schema_id", "STRING"),  # -> S_schemas.schema_id
+    ("ts_ms", "BIGINT"),            # envelope ts_ms (when the connector processed the event)
+    ("source_ts_ms", "BIGINT"),     # source.ts_ms (when the change was made in the database)
+    ("txn_id", "STRING"),           # source transaction id, when known
+    ("snapshot", "STRING"),         # source.snapshot: true, first, last, incremental, false ...
+    ("position", "STRING"),         # connector offset JSON after this event (resume information)
+    ("batch_id", "BIGINT"),         # micro-batch that landed the row (one Delta commit)
+    ("ingested_at", "TIMESTAMP"),
+)
+
+SCHEMAS_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("schema_id", "STRING"),        # hex sha256 prefix of the canonical schema JSON
+    ("schema", "STRING"),           # Kafka Connect schema JSON
+    ("first_seq", "STRING"),        # seq of the first event that used it
+    ("batch_id", "BIGINT"),
+    ("registered_at", "TIMESTAMP"),
+)
+
+SCHEMA_CHANGES_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "STRING"),
+    ("seq", "STRING"),
+    ("ts_ms", "BIGINT"),
+    ("database_name", "STRING"),
+    ("schema_name", "STRING"),
+    ("ddl", "STRING"),
+    ("table_changes", "STRING"),    # JSON array: Debezium tableChanges
+    ("event", "STRING"),            # the full schema change event value payload JSON
+    ("position", "STRING"),
+    ("batch_id", "BIGINT"),
+    ("ingested_at", "TIMESTAMP"),
+)
+
+REJECTS_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "STRING"),
+    ("seq", "STRING"),              # position-derived ordering key when known
+    ("stage", "STRING"),            # decode | parse | convert | schema ...
+    ("error", "STRING"),
+    ("raw", "BINARY"),              # the raw input bytes
+    ("raw_text", "STRING"),         # the same, decoded as UTF-8 with replacement (for humans)
+    ("position", "STRING"),
+    ("batch_id", "BIGINT"),
+    ("rejected_at", "TIMESTAMP"),
+)
+
+
+def table_name(source: str, kind: str) -> str:
+    """bronze table name for a source: kind is events | schemas | schema_changes | schema_history | rejects."""
+    return f"{source}_{kind}"
+
+
+def ddl_columns(columns: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"`{name}` {sql_type}" for name, sql_type in columns)
+
+
+def encode_seq(parts: Sequence[int], widths: Sequence[int]) -> str:
+    """Fixed-width lowercase hex, components joined with '-': byte-wise order equals numeric order."""
+    if len(parts) != len(widths):
+        raise ValueError("encode_seq: one width per part")
+    out = []
+    for part, width in zip(parts, widths, strict=True):
+        if part < 0 or part >= 16**width:
+            raise ValueError(f"encode_seq: {part} does not fit in {width} hex digits")
+        out.append(f"{part:0{width}x}")
+    return "-".join(out)
+
+
+@dataclass(frozen=True)
+class BronzeEvent:
+    """One row of S_events before landing (batch_id and ingested_at are set by the writer), plus the
+    schemas it references, so the writer can register them."""
+
+    topic: str
+    table_id: str
+    op: str | None
+    seq: str
+    key: str | None
+    value: str | None
+    key_schema: str | None      # canonical JSON of the key schema, or None when schemas are off
+    value_schema: str | None
+    ts_ms: int | None
+    source_ts_ms: int | None
+    txn_id: str | None
+    snapshot: str | None
+    position: str | None
+
+
+@dataclass(frozen=True)
+class BronzeSchemaChange:
+    seq: str
+    ts_ms: int | None
+    database_name: str | None
+    schema_name: str | None
+    ddl: str | None
+    table_changes: str | None   # JSON array
+    event: str                  # full value payload JSON
+    position: str | None
+
+
+@dataclass(frozen=True)
+class BronzeReject:
+    seq: str | None
+    stage: str
+    error: str
+    raw: bytes
+    position: str | None
