@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -14,6 +15,11 @@ from ingest.config import ProjectConfig, load_config
 from ingest.errors import LakecdcError
 
 Command = Callable[[argparse.Namespace, ProjectConfig], int]
+
+# Modules that add subcommands: each defines `add_commands(subparsers)`, and every parser it adds calls
+# `set_defaults(func=...)` with a function (args, config) -> exit code. One line per module.
+COMMAND_MODULES: tuple[str, ...] = (
+)
 
 
 def cmd_serve(args: argparse.Namespace, config: ProjectConfig) -> int:
@@ -97,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="end-to-end demo on generated inventory data (pending)",
                           description="End-to-end demo. Not built yet: it says so and exits 2.")
     demo.set_defaults(func=cmd_demo)
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_commands(sub)
     return parser
 
 
