@@ -94,7 +94,7 @@ def encode_seq(parts: Sequence[int], widths: Sequence[int]) -> str:
     return "-".join(out)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: construction is on the hot path
 class BronzeEvent:
     """One row of S_events before landing (batch_id and ingested_at are set by the writer), plus the
     schemas it references, so the writer can register them."""
@@ -114,7 +114,7 @@ class BronzeEvent:
     position: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: construction is on the hot path
 class BronzeSchemaChange:
     seq: str
     ts_ms: int | None
@@ -126,7 +126,7 @@ class BronzeSchemaChange:
     position: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: construction is on the hot path
 class BronzeReject:
     seq: str | None
     stage: str

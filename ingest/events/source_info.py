@@ -1,0 +1,228 @@
+"""The `source` block of every change event: its Kafka Connect schema and payload builders, per connector.
+
+Each connector's layout is the one its seed documents (field names, order, types, optional flags), with
+the seed's self-contradictions resolved towards upstream Debezium (see docs/events.md, "Decisions"):
+
+- sqlserver   io.debezium.connector.sqlserver.Source   (S000/S002, 11 fields)
+- oracle      io.debezium.connector.oracle.Source      (S001; the schema-change example's superset, 22 fields)
+- mysql       io.debezium.connector.mysql.Source       (S003 v2 layout, 14 fields)
+- mariadb     io.debezium.connector.mariadb.Source     (S004, 16 fields + `sequence`)
+- postgresql  io.debezium.connector.postgresql.Source  (S003, 11 fields)
+- mongodb     io.debezium.connector.mongo.Source       (S003, 10 fields)
+
+`snapshot` is a string enum (io.debezium.data.Enum, default "false") for sqlserver, oracle and mariadb,
+whose seeds show string values ("true", "incremental"); a boolean (default false) for mysql, postgresql
+and mongodb, whose seeds show booleans only. `snapshot_value()` converts either way.
+
+The builders take keyword arguments and return a dict in schema order (the JSON key order). Values are
+not type-checked on this hot path: connectors pass the Connect type (int for int64, str for string).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ingest.errors import LakecdcError
+from ingest.events import connect_schema as cs
+
+CONNECTORS = ("sqlserver", "oracle", "mysql", "mariadb", "postgresql", "mongodb")
+
+# Connect schema name of the source struct: note MongoDB's `mongo`, not `mongodb`.
+SOURCE_SCHEMA_NAMES = {
+    "sqlserver": "io.debezium.connector.sqlserver.Source",
+    "oracle": "io.debezium.connector.oracle.Source",
+    "mysql": "io.debezium.connector.mysql.Source",
+    "mariadb": "io.debezium.connector.mariadb.Source",
+    "postgresql": "io.debezium.connector.postgresql.Source",
+    "mongodb": "io.debezium.connector.mongo.Source",
+}
+
+SNAPSHOT_ENUM = cs.debezium_enum(cs.SNAPSHOT_ALLOWED, optional=True, default="false")
+SNAPSHOT_BOOL = cs.boolean(True, default=False)
+
+S = cs.string
+I64 = cs.int64
+I32 = cs.int32
+
+_FIELDS: dict[str, list[tuple[str, cs.Schema]]] = {
+    "sqlserver": [
+        ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_ENUM),
+        ("db", S()), ("schema", S()), ("table", S()), ("change_lsn", S(True)), ("commit_lsn", S(True)),
+        ("event_serial_no", I64(True)),
+    ],
+    "oracle": [
+        ("version", S(True)), ("connector", S()), ("name", S()), ("ts_ms", I64(True)), ("ts_us", I64(True)),
+        ("ts_ns", I64(True)), ("snapshot", SNAPSHOT_ENUM), ("db", S()), ("schema", S()), ("table", S()),
+        ("txId", S(True)), ("scn", S(True)), ("commit_scn", S(True)), ("lcr_position", S(True)),
+        ("rs_id", S(True)), ("ssn", I64(True)), ("redo_thread", I32(True)), ("user_name", S(True)),
+        ("row_id", S(True)), ("commit_ts_ms", I64(True)), ("start_scn", S(True)), ("start_ts_ms", I64(True)),
+    ],
+    "mysql": [
+        ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_BOOL),
+        ("db", S()), ("table", S(True)), ("server_id", I64()), ("gtid", S(True)), ("file", S()), ("pos", I64()),
+        ("row", I32()), ("thread", I64(True)), ("query", S(True)),
+    ],
+    "mariadb": [
+        ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("ts_us", I64()), ("ts_ns", I64()),
+        ("snapshot", SNAPSHOT_ENUM), ("db", S()), ("sequence", S(True)), ("table", S(True)), ("server_id", I64()),
+        ("gtid", S(True)), ("file", S()), ("pos", I64()), ("row", I32()), ("thread", I64(True)),
+        ("query", S(True)),
+    ],
+    "postgresql": [
+        ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_BOOL),
+        ("db", S()), ("schema", S()), ("table", S()), ("txId", I64(True)), ("lsn", I64(True)),
+        ("xmin", I64(True)),
+    ],
+    "mongodb": [
+        ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_BOOL),
+        ("db", S()), ("rs", S()), ("collection", S()), ("ord", I32()), ("h", I64(True)),
+    ],
+}
+
+SOURCE_SCHEMAS: dict[str, cs.Schema] = {
+    c: cs.struct(_FIELDS[c], False, name=SOURCE_SCHEMA_NAMES[c]) for c in CONNECTORS
+}
+SOURCE_FIELDS: dict[str, tuple[str, ...]] = {c: tuple(n for n, _ in _FIELDS[c]) for c in CONNECTORS}
+SNAPSHOT_IS_ENUM: dict[str, bool] = {c: dict(_FIELDS[c])["snapshot"] is SNAPSHOT_ENUM for c in CONNECTORS}
+
+
+def check_connector(connector: str) -> str:
+    if connector not in SOURCE_SCHEMAS:
+        raise LakecdcError(f"unknown connector {connector!r}; expected one of {', '.join(CONNECTORS)}")
+    return connector
+
+
+def source_schema(connector: str) -> cs.Schema:
+    return SOURCE_SCHEMAS[check_connector(connector)]
+
+
+def snapshot_value(connector: str, snapshot: bool | str | None) -> bool | str | None:
+    """The `snapshot` payload value in the connector's type: True/False/"last"/... -> "true"/"false"/"last"
+    for enum connectors; "true"/"false" -> True/False for boolean ones. None stays None."""
+    if snapshot is None:
+        return None
+    if SNAPSHOT_IS_ENUM[connector]:
+        if snapshot is True:
+            return "true"
+        if snapshot is False:
+            return "false"
+        return snapshot
+    if isinstance(snapshot, bool):
+        return snapshot
+    if snapshot == "false":
+        return False
+    return True  # "true", "first", "last", "incremental": part of a snapshot
+
+
+def snapshot_text(snapshot: bool | str | None) -> str | None:
+    """source.snapshot as the bronze `snapshot` column holds it: "true", "false", "incremental", ..."""
+    if snapshot is None:
+        return None
+    if snapshot is True:
+        return "true"
+    if snapshot is False:
+        return "false"
+    return str(snapshot)
+
+
+def build_source(connector: str, **values: Any) -> dict[str, Any]:
+    """Generic builder: every field of the connector's layout in order, missing ones None. Unknown keyword
+    names raise (a typo would otherwise silently drop a value)."""
+    fields = SOURCE_FIELDS[check_connector(connector)]
+    unknown = set(values) - set(fields)
+    if unknown:
+        raise LakecdcError(f"{connector} source has no field(s) {', '.join(sorted(unknown))}")
+    out = {f: values.get(f) for f in fields}
+    out["connector"] = values.get("connector") or connector
+    if "snapshot" in values:
+        out["snapshot"] = snapshot_value(connector, values["snapshot"])
+    return out
+
+
+# Typed builders: one literal dict each (the cheapest way to build the block per event).
+
+def sqlserver_source(
+    *, version: str, name: str, ts_ms: int, db: str, schema: str, table: str, snapshot: bool | str | None = False,
+    change_lsn: str | None = None, commit_lsn: str | None = None, event_serial_no: int | None = None,
+) -> dict[str, Any]:
+    return {
+        "version": version, "connector": "sqlserver", "name": name, "ts_ms": ts_ms,
+        "snapshot": snapshot_value("sqlserver", snapshot), "db": db, "schema": schema, "table": table,
+        "change_lsn": change_lsn, "commit_lsn": commit_lsn, "event_serial_no": event_serial_no,
+    }
+
+
+def oracle_source(
+    *, name: str, db: str, schema: str, table: str, version: str | None = None, ts_ms: int | None = None,
+    ts_us: int | None = None, ts_ns: int | None = None, snapshot: bool | str | None = False,
+    txId: str | None = None, scn: str | None = None, commit_scn: str | None = None,  # noqa: N803
+    lcr_position: str | None = None, rs_id: str | None = None, ssn: int | None = None,
+    redo_thread: int | None = None, user_name: str | None = None, row_id: str | None = None,
+    commit_ts_ms: int | None = None, start_scn: str | None = None, start_ts_ms: int | None = None,
+) -> dict[str, Any]:
+    return {
+        "version": version, "connector": "oracle", "name": name, "ts_ms": ts_ms, "ts_us": ts_us, "ts_ns": ts_ns,
+        "snapshot": snapshot_value("oracle", snapshot), "db": db, "schema": schema, "table": table,
+        "txId": txId, "scn": scn, "commit_scn": commit_scn, "lcr_position": lcr_position, "rs_id": rs_id,
+        "ssn": ssn, "redo_thread": redo_thread, "user_name": user_name, "row_id": row_id,
+        "commit_ts_ms": commit_ts_ms, "start_scn": start_scn, "start_ts_ms": start_ts_ms,
+    }
+
+
+def mysql_source(
+    *, version: str, name: str, ts_ms: int, db: str, server_id: int, file: str, pos: int, table: str | None = None,
+    row: int = 0, snapshot: bool | str | None = False, gtid: str | None = None, thread: int | None = None,
+    query: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "version": version, "connector": "mysql", "name": name, "ts_ms": ts_ms,
+        "snapshot": snapshot_value("mysql", snapshot), "db": db, "table": table, "server_id": server_id,
+        "gtid": gtid, "file": file, "pos": pos, "row": row, "thread": thread, "query": query,
+    }
+
+
+def mariadb_source(
+    *, version: str, name: str, ts_ms: int, db: str, server_id: int, file: str, pos: int, table: str | None = None,
+    row: int = 0, ts_us: int | None = None, ts_ns: int | None = None, snapshot: bool | str | None = False,
+    sequence: str | None = None, gtid: str | None = None, thread: int | None = None, query: str | None = None,
+) -> dict[str, Any]:
+    # MariaDB's clock has ms precision in the binlog header: us/ns default to the ms value scaled.
+    return {
+        "version": version, "connector": "mariadb", "name": name, "ts_ms": ts_ms,
+        "ts_us": ts_ms * 1000 if ts_us is None else ts_us, "ts_ns": ts_ms * 1_000_000 if ts_ns is None else ts_ns,
+        "snapshot": snapshot_value("mariadb", snapshot), "db": db, "sequence": sequence, "table": table,
+        "server_id": server_id, "gtid": gtid, "file": file, "pos": pos, "row": row, "thread": thread,
+        "query": query,
+    }
+
+
+def postgresql_source(
+    *, version: str, name: str, ts_ms: int, db: str, schema: str, table: str, snapshot: bool | str | None = False,
+    txId: int | None = None, lsn: int | None = None, xmin: int | None = None,  # noqa: N803
+) -> dict[str, Any]:
+    return {
+        "version": version, "connector": "postgresql", "name": name, "ts_ms": ts_ms,
+        "snapshot": snapshot_value("postgresql", snapshot), "db": db, "schema": schema, "table": table,
+        "txId": txId, "lsn": lsn, "xmin": xmin,
+    }
+
+
+def mongodb_source(
+    *, version: str, name: str, ts_ms: int, db: str, rs: str, collection: str, ord: int,
+    snapshot: bool | str | None = False, h: int | None = None,
+) -> dict[str, Any]:
+    return {
+        "version": version, "connector": "mongodb", "name": name, "ts_ms": ts_ms,
+        "snapshot": snapshot_value("mongodb", snapshot), "db": db, "rs": rs, "collection": collection,
+        "ord": ord, "h": h,
+    }
+
+
+SOURCE_BUILDERS = {
+    "sqlserver": sqlserver_source,
+    "oracle": oracle_source,
+    "mysql": mysql_source,
+    "mariadb": mariadb_source,
+    "postgresql": postgresql_source,
+    "mongodb": mongodb_source,
+}
