@@ -24,7 +24,9 @@ Dialects (exact names): "mysql", "mariadb" (same grammar), "postgres", "oracle",
     state.tables[TableId("inventory", None, "customers")]       # current Table
     state.apply_table_changes(entries, "mariadb")               # apply Debezium tableChanges (authoritative)
 
-Model (ingest.schema.model): `Table(id, columns, primary_key, default_charset, comment, version)`,
+Model (ingest.schema.model): `Table(id, columns, primary_key, default_charset, comment, version)` (plus
+interpreter bookkeeping that is not part of the structure: primary_key_name, partition_of, inherits,
+pk_implied_not_null, default_constraints),
 `Table.to_table_change(kind, previous_id=None)` -> {"type", "id", "table": {"defaultCharsetName",
 "primaryKeyColumnNames", "columns": [{name, jdbcType, nativeType, typeName, typeExpression, charsetName,
 length, scale, position, optional, autoIncremented, generated, comment, hasDefaultValue,

@@ -7,6 +7,7 @@ dialect's implicit rules (charset inheritance, implied NOT NULL, serial/identity
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 from ingest.schema.model import Column
@@ -51,17 +52,27 @@ class ColumnSpec:
     binary_collation: bool = False
     position: tuple[str, str | None] | None = None  # ("FIRST", None) or ("AFTER", column)
     written: set[str] = field(default_factory=set)  # which attributes appeared (Oracle MODIFY is partial)
+    prebuilt: Column | None = None        # a column copied from another table (PostgreSQL LIKE)
+    default_on_null: bool = False         # Oracle DEFAULT ON NULL (implies NOT NULL)
+    constraint_name: str | None = None    # CONSTRAINT name of an inline constraint (the primary key's)
+    default_constraint: str | None = None  # SQL Server: CONSTRAINT name DEFAULT ... (dropped by name later)
 
     def build(self, dialect: str, table_charset: str | None) -> Column:
+        if self.prebuilt is not None:
+            return copy.deepcopy(self.prebuilt)
         if self.type_words:
             info = resolve_type(dialect, self.type_words, self.params, unsigned=self.unsigned, zerofill=self.zerofill,
                                 array_dims=self.array_dims, byte_char=self.byte_char)
-        else:  # a SQL Server computed column without a type
+        elif dialect != "tsql" and not (dialect == "oracle" and self.generation_expression):
+            raise DdlSyntaxError(f"column {self.name} has no type")
+        else:  # a SQL Server computed / Oracle virtual column without a type: derived from the expression
             info = TypeInfo("computed", 1111, "computed", None, None, "STRING", "other")
         type_name = info.type_name
         auto = self.auto_increment or info.implied_auto_increment
         nullable = self.nullable if self.nullable is not None else True
-        if info.implied_not_null or self.primary_key or (self.identity and dialect in ("tsql", "postgres", "oracle")):
+        # Oracle: the key's NOT NULL is added (and undone) by the table (see SchemaState._fix_pk)
+        if info.implied_not_null or (self.primary_key and dialect != "oracle") or self.default_on_null or (
+                self.identity and dialect in ("tsql", "postgres", "oracle")):
             nullable = False
         if self.identity and dialect == "tsql":  # Debezium SQL Server: typeName "int identity", autoIncremented false
             type_name = f"{type_name} identity"
@@ -122,9 +133,13 @@ def _read_type(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:
         raise cur.error("expected a column type")
     words = [first.text]
     if dialect == "postgres":  # schema-qualified or quoted user types: public.mood
+        if first.kind == "ident" and first.text == "char":  # "char": the internal one-byte type, not CHAR(1)
+            words = ['"char"']
         while cur.at_op(".") and cur.peek(1) is not None:
             cur.next()
             words.append(cur.next().text)
+        if len(words) > 1 and words[0].lower() in ("public", "pg_catalog"):
+            words = words[1:]  # the default search_path: format_type() does not qualify these
         if len(words) > 1:
             words = [".".join(words)]
     upper = [w.upper() for w in words]
@@ -135,6 +150,10 @@ def _read_type(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:
             break
     if dialect == "oracle" and upper == ["INTERVAL"]:
         return _read_oracle_interval(cur, spec, start)
+    if dialect == "postgres" and upper == ["INTERVAL"] and cur.at_any(_INTERVAL_FIELDS):
+        upper = ["INTERVAL"]  # interval day to second(3): fields, then the precision
+        while cur.at_any(_INTERVAL_FIELDS) or cur.at("TO"):
+            upper.append(cur.next().upper)
     if cur.at_op("("):
         params_start, params_end = cur.skip_group()
         spec.params = _params(cur, params_start, params_end, spec)
@@ -183,13 +202,26 @@ def _read_type(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:
     spec.type_text = cur.text(start, cur.i)
 
 
+_INTERVAL_FIELDS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
+
+
 def _read_oracle_interval(cur: Cursor, spec: ColumnSpec, start: int) -> None:
+    """INTERVAL YEAR [(p)] TO MONTH | INTERVAL DAY [(p)] TO SECOND [(s)]: params = [leading, fractional] with
+    '*' for a precision not written."""
     words = ["INTERVAL"]
+    params: list[str] = []
     while cur.at_any(("YEAR", "MONTH", "DAY", "SECOND", "TO", "HOUR", "MINUTE")):
-        words.append(cur.next().upper)
+        word = cur.next().upper
+        words.append(word)
+        if word == "TO":
+            continue
         if cur.at_op("("):
-                cur.skip_group()
+            s, e = cur.skip_group()
+            params.append(next((t.text for t in cur.toks[s:e] if t.kind == "number"), "*"))
+        else:
+            params.append("*")
     spec.type_words = [" ".join(words)]
+    spec.params = params
     spec.type_text = cur.text(start, cur.i)
 
 
@@ -264,9 +296,9 @@ def _primary(cur: Cursor) -> None:
 def literal_value(cur: Cursor, start: int, end: int) -> tuple[str | None, bool]:
     """(value, is_literal) for a DEFAULT expression: a string or number literal gives its value, NULL gives None,
     anything else its text (not a literal)."""
+    while end - start >= 3 and _encloses(cur.toks, start, end):
+        start, end = start + 1, end - 1  # redundant outer parentheses: SQL Server writes DEFAULT ((0))
     toks = cur.toks[start:end]
-    while len(toks) >= 3 and toks[0].kind == "op" and toks[0].text == "(" and toks[-1].text == ")":
-        toks = toks[1:-1]  # SQL Server writes DEFAULT ((0))
     if len(toks) == 1 and toks[0].kind in ("string", "number"):
         return toks[0].text, True
     if len(toks) == 2 and toks[0].kind == "op" and toks[0].text == "-" and toks[1].kind == "number":
@@ -276,10 +308,27 @@ def literal_value(cur: Cursor, start: int, end: int) -> tuple[str | None, bool]:
     return cur.text(start, end), False
 
 
+def _encloses(toks: list, start: int, end: int) -> bool:
+    """True if toks[start] is a '(' whose matching ')' is toks[end - 1]."""
+    if not (toks[start].kind == "op" and toks[start].text == "(" and toks[end - 1].kind == "op"
+            and toks[end - 1].text == ")"):
+        return False
+    depth = 0
+    for i in range(start, end):
+        tok = toks[i]
+        if tok.kind == "op" and tok.text == "(":
+            depth += 1
+        elif tok.kind == "op" and tok.text == ")":
+            depth -= 1
+            if depth == 0 and i != end - 1:
+                return False
+    return True
+
+
 def parse_column(cur: Cursor, dialect: str) -> ColumnSpec:
     name, quoted = cur.ident()
     spec = ColumnSpec(name=name, quoted=quoted)
-    if dialect == "tsql" and cur.at("AS"):  # computed column without a type
+    if dialect in ("tsql", "oracle") and cur.at("AS"):  # computed / virtual column without a type
         cur.next()
         s, e = read_expression(cur)
         spec.generation_expression = cur.text(s, e)
@@ -292,7 +341,7 @@ def parse_column(cur: Cursor, dialect: str) -> ColumnSpec:
 def _is_attribute_start(cur: Cursor, dialect: str) -> bool:
     # Oracle MODIFY (c NOT NULL) / MODIFY c DEFAULT 1 omit the type
     return dialect == "oracle" and cur.at_any(("NOT", "NULL", "DEFAULT", "CONSTRAINT", "PRIMARY", "UNIQUE",
-                                                "ENABLE", "DISABLE", "INVISIBLE", "VISIBLE", "CHECK"))
+                                                "ENABLE", "DISABLE", "INVISIBLE", "VISIBLE", "CHECK", "GENERATED"))
 
 
 def parse_attributes(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:  # noqa: C901 - a flat keyword switch
@@ -304,8 +353,9 @@ def parse_attributes(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:  # no
             spec.nullable = True
             spec.written.add("nullable")
         elif cur.accept("DEFAULT"):
-            if cur.accept("ON", "NULL"):  # Oracle DEFAULT ON NULL
-                pass
+            if cur.accept("ON", "NULL"):  # Oracle DEFAULT ON NULL: implies NOT NULL
+                spec.default_on_null = True
+                spec.written.add("nullable")
             s, e = read_expression(cur)
             spec.has_default = True
             spec.default, spec.default_is_literal = literal_value(cur, s, e)
@@ -324,7 +374,10 @@ def parse_attributes(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:  # no
             if cur.accept("ALWAYS") or cur.accept("BY", "DEFAULT"):
                 cur.accept("ON", "NULL")
             cur.expect("AS")
-            if cur.accept("IDENTITY"):
+            if cur.accept("ROW"):  # SQL Server system-versioned period column: GENERATED ALWAYS AS ROW START|END
+                cur.next()
+                cur.accept("HIDDEN")
+            elif cur.accept("IDENTITY"):
                 spec.identity = True
                 if cur.at_op("("):
                     cur.skip_group()
@@ -365,7 +418,13 @@ def parse_attributes(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:  # no
             cur.next()
         elif cur.accept("CONSTRAINT"):
             if not cur.at_any(("PRIMARY", "UNIQUE", "CHECK", "REFERENCES", "NOT", "NULL", "DEFAULT", "KEY")):
-                cur.ident()
+                name, quoted = cur.ident()
+                folded = name if quoted or dialect not in ("postgres", "oracle") else (
+                    name.lower() if dialect == "postgres" else name.upper())
+                if cur.at("PRIMARY", "KEY"):
+                    spec.constraint_name = folded
+                elif cur.at("DEFAULT"):
+                    spec.default_constraint = folded
         elif cur.accept("REFERENCES"):
             cur.dotted()
             if cur.at_op("("):

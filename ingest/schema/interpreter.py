@@ -11,6 +11,7 @@ comments ...), or becomes an ERROR change with the reason; a failed statement le
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -246,6 +247,8 @@ class _Run:
         self.text = text
         self.cur = Cursor(tokens, full_sql)
         self.target: TableId | None = None
+        self._parent_pk_names: set[str] = set()  # while an ALTER is replayed on a partition: ancestors' PK names
+        self._replay_kind: str | None = None  # "partition" / "inherits" while replaying on a child table
 
     # ------------------------------------------------------------------ names
     def fold(self, name: str, quoted: bool) -> str:
@@ -392,6 +395,7 @@ class _Run:
         table = Table(id=tid)
         specs: list[ColumnSpec] = []
         like: Table | None = None
+        partition_of: TableId | None = None
         if cur.accept("LIKE") or (cur.at_op("(") and cur.peek(1) is not None and cur.peek(1).upper == "LIKE"
                                   and self.mysql):
             wrapped = cur.accept_op("(")
@@ -402,22 +406,30 @@ class _Run:
                 cur.expect_op(")")
         elif cur.accept("PARTITION", "OF"):
             like = self._existing(self.read_other_table())
+            partition_of = like.id
         if like is not None:
             table = like.copy()
             table.id = tid
             table.version = 0
+            table.primary_key_name = None
+            table.partition_of = partition_of
+            table.inherits = []
         elif cur.at_op("("):
             self._table_elements(table, specs)
         options = self._table_options()
-        if like is None and not specs:
-            if options.get("as_select"):
-                raise DdlSyntaxError("CREATE TABLE ... AS SELECT without column definitions: the column types "
-                                     "come from the query, which a DDL parser cannot know")
+        if options.get("as_select") and (not specs or (self.dialect == "postgres" and not all(
+                s.type_words or s.prebuilt for s in specs))):
+            raise DdlSyntaxError("CREATE TABLE ... AS SELECT without column definitions: the column types "
+                                 "come from the query, which a DDL parser cannot know")
+        parents = [self._existing(p) for p in options.get("inherits", [])]
+        if like is None and not specs and not parents:
             raise DdlSyntaxError("CREATE TABLE without columns")
         if like is None:
             charset = options.get("charset") or self.database_charset(tid.database)
             table.default_charset = charset if self.mysql else None
             self._build_columns(table, specs)
+        if parents:
+            self._inherit(table, parents)
         if options.get("comment") is not None:
             table.comment = options["comment"]
         if self.mysql and options.get("charset") and like is None:
@@ -475,13 +487,49 @@ class _Run:
         if cur.at("LIKE") and self.dialect == "postgres":
             cur.next()
             like = self._existing(self.read_other_table())
+            options = self._like_options()
             for col in like.columns:
-                specs.append(_spec_from_column(col))
-            cur.skip_to_comma()
+                specs.append(_spec_from_column(col, options))
+            if "INDEXES" in options and like.primary_key:
+                table.primary_key = list(like.primary_key)
             return
         spec = parse_column(cur, self.dialect)
         spec.name = self.fold(spec.name, spec.quoted)
         specs.append(spec)
+
+    def _inherit(self, table: Table, parents: list[Table]) -> None:
+        """PostgreSQL INHERITS: the parents' columns come first (with NOT NULL and defaults, no key); a local
+        column of the same name merges into the inherited one (NOT NULL if either says so, local default wins)."""
+        columns: list[Column] = []
+        for parent in parents:
+            for col in parent.columns:
+                if not any(c.name == col.name for c in columns):
+                    copied = copy.deepcopy(col)
+                    copied.auto_increment = copied.auto_increment and bool(copied.default)  # identity is not inherited
+                    columns.append(copied)
+        for col in table.columns:
+            same = next((c for c in columns if c.name == col.name), None)
+            if same is None:
+                columns.append(col)
+                continue
+            same.nullable = same.nullable and col.nullable
+            if col.has_default:
+                same.has_default, same.default, same.default_is_literal = True, col.default, col.default_is_literal
+        table.columns = columns
+        table.inherits = [p.id for p in parents]
+
+    def _like_options(self) -> set[str]:
+        """PostgreSQL LIKE ... {INCLUDING|EXCLUDING} {DEFAULTS|IDENTITY|GENERATED|INDEXES|...|ALL}."""
+        cur = self.cur
+        options: set[str] = set()
+        every = {"COMMENTS", "COMPRESSION", "CONSTRAINTS", "DEFAULTS", "GENERATED", "IDENTITY", "INDEXES",
+                 "STATISTICS", "STORAGE"}
+        while cur.at_any(("INCLUDING", "EXCLUDING")):
+            including = cur.next().upper == "INCLUDING"
+            what = cur.next().upper
+            names = every if what == "ALL" else {what}
+            options = options | names if including else options - names
+        return options
 
     def _looks_like_index(self) -> bool:
         # KEY/INDEX followed by a name or '(' is an index; a column named `key` would be quoted in practice
@@ -514,10 +562,17 @@ class _Run:
                 cur.accept_op("=")
                 collation = cur.next().text.lower()
                 opts.setdefault("charset", charset_of_collation(collation))
+            elif depth == 0 and self.dialect == "postgres" and cur.accept("INHERITS"):
+                cur.expect_op("(")
+                opts["inherits"] = [self.read_other_table()]
+                while cur.accept_op(","):
+                    opts["inherits"].append(self.read_other_table())
+                cur.expect_op(")")
             elif depth == 0 and cur.accept("COMMENT"):
                 cur.accept_op("=")
                 opts["comment"] = cur.next().text
-            elif depth == 0 and cur.at("AS", "SELECT") or cur.at("SELECT") or cur.at("AS", "(") or cur.at("AS", "WITH"):
+            elif depth == 0 and (cur.at("SELECT") or cur.at("AS") and cur.peek(1) is not None and (
+                    cur.at_op("(", 1) or cur.peek(1).upper in ("SELECT", "WITH", "VALUES", "TABLE", "EXECUTE"))):
                 opts["as_select"] = True
                 break
             else:
@@ -533,8 +588,11 @@ class _Run:
             names.add(col.name.lower())
             self._serial_default(table, col)
             table.columns.append(col)
+            if spec.default_constraint:
+                table.default_constraints[spec.default_constraint.lower()] = col.name
             if spec.primary_key:
                 table.primary_key = [col.name]
+                table.primary_key_name = spec.constraint_name
 
     def _serial_default(self, table: Table, col: Column) -> None:
         if col.default == "nextval" and self.dialect == "postgres":
@@ -547,6 +605,8 @@ class _Run:
             col = table.column(name)
             if col is None:
                 raise DdlSyntaxError(f"primary key column {name} does not exist")
+            if col.nullable and self.dialect == "oracle" and col.name not in table.pk_implied_not_null:
+                table.pk_implied_not_null.append(col.name)
             col.nullable = False
             resolved.append(col.name)
         table.primary_key = resolved
@@ -568,22 +628,62 @@ class _Run:
             raise cur.error("unrecognized ALTER statement")
         cur.next()
         if_exists = cur.accept("IF", "EXISTS")
-        cur.accept("ONLY")
+        only = cur.accept("ONLY")
         tid = self.read_table_id()
         original = self.lookup(tid)
         if original is None:
             if if_exists:
                 return [self.noop("ALTER TABLE IF EXISTS (no such table)")]
             raise DdlSyntaxError(f"table {tid} is not in the schema history")
+        start = cur.i
         table = original.copy()
         self._alter_clauses(table)
         table.renumber()
-        if table.same_structure(original):
-            return [self.noop("ALTER TABLE without structural change")]
-        return [self._commit_alter(original.id, table)]
+        # PostgreSQL applies column changes of a partitioned table to its partitions too (unless ONLY)
+        children: list[Table] = []
+        if self.dialect == "postgres" and not only:
+            children = self._partition_changes(original, start)
+        changes = []
+        if not table.same_structure(original):
+            changes.append(self._commit_alter(original.id, table))
+        else:
+            original.primary_key_name = table.primary_key_name  # RENAME CONSTRAINT: metadata, no new version
+        for child in children:
+            changes.append(self._commit_alter(child.id, child))
+        return changes or [self.noop("ALTER TABLE without structural change")]
+
+    def _partition_changes(self, parent: Table, start: int, seen: set[TableId] | None = None) -> list[Table]:
+        """Re-run the ALTER clauses (from token `start`) on every partition of `parent`, recursively. The
+        parent's own identity (RENAME TO, SET SCHEMA) does not carry over; its primary key constraint does."""
+        seen = seen if seen is not None else {parent.id}
+        changed = []
+        for child_id, child in list(self.state.tables.items()):
+            if child_id in seen or not (child.partition_of == parent.id or parent.id in child.inherits):
+                continue
+            seen.add(child_id)
+            copy_ = child.copy()
+            self.cur.i = start
+            saved = self._parent_pk_names, self._replay_kind
+            self._parent_pk_names = saved[0] | ({parent.primary_key_name.lower()} if parent.primary_key_name else set())
+            self._replay_kind = "partition" if child.partition_of == parent.id else "inherits"
+            try:
+                self._alter_clauses(copy_)
+                copy_.id = child_id
+                copy_.renumber()
+                if not copy_.same_structure(child):
+                    changed.append(copy_)
+                changed.extend(self._partition_changes(child, start, seen))
+            finally:
+                self._parent_pk_names, self._replay_kind = saved
+        return changed
 
     def _commit_alter(self, old_id: TableId, table: Table) -> Change:
         self.state.tables.pop(old_id, None)
+        if old_id != table.id:  # partitions / inheritance children follow a renamed parent
+            for other in self.state.tables.values():
+                if other.partition_of == old_id:
+                    other.partition_of = table.id
+                other.inherits = [table.id if p == old_id else p for p in other.inherits]
         table.version = self.state.next_version(table.id)
         self.state.tables[table.id] = table
         previous = old_id if old_id != table.id else None
@@ -611,10 +711,14 @@ class _Run:
     def _alter_clauses(self, table: Table) -> None:
         cur = self.cur
         while not cur.done():
+            adding = cur.at("ADD")
             self._alter_clause(table)
             if cur.accept_op(","):
-                if self.dialect == "tsql" and self._tsql_add_continuation():
+                # SQL Server: ADD a INT, b INT, CONSTRAINT ... (one ADD for several elements)
+                while self.dialect == "tsql" and adding and self._tsql_add_continuation():
                     self._add(table, continuation=True)
+                    if not cur.accept_op(","):
+                        break
                 continue
             if cur.done():
                 break
@@ -701,8 +805,24 @@ class _Run:
         elif cur.accept("COMMENT"):
             cur.accept_op("=")
             table.comment = cur.next().text
+        elif self.dialect == "oracle" and cur.accept("SET", "UNUSED"):  # the column leaves the visible structure
+            self._drop_clause(table)
+            cur.accept("ONLINE")
         elif self.dialect == "postgres" and cur.accept("SET", "SCHEMA"):
             table.id = TableId(table.id.database, self.name(), table.id.table)
+            for col in table.columns:  # owned (serial) sequences move with the table
+                if col.auto_increment and col.default and col.default.startswith("nextval('"):
+                    seq = col.default[len("nextval('"):].split("'", 1)[0].rsplit(".", 1)[-1]
+                    schema = "" if table.id.schema == "public" else f"{table.id.schema}."
+                    col.default = f"nextval('{schema}{seq}'::regclass)"
+        elif self.dialect == "postgres" and cur.at_any(("ATTACH", "DETACH")) and cur.peek(1) is not None \
+                and cur.peek(1).upper == "PARTITION":
+            attach = cur.next().upper == "ATTACH"
+            cur.next()
+            child = self._existing(self.read_other_table())
+            if self._replay_kind is None:  # not again while the clauses are replayed on partitions
+                child.partition_of = table.id if attach else None  # metadata only: no new version
+            cur.skip_to_comma()
         elif cur.at_any(_ALTER_NOOP):
             cur.skip_to_comma()
         else:
@@ -715,6 +835,21 @@ class _Run:
             cur.next()
             if not cur.at_any(("PRIMARY", "UNIQUE", "FOREIGN", "CHECK")):
                 constraint_name = self.name()
+        if self.dialect == "tsql" and cur.accept("DEFAULT"):  # [CONSTRAINT n] DEFAULT expr FOR column
+            s, e = read_expression(cur)
+            value, is_literal = literal_value(cur, s, e)
+            cur.expect("FOR")
+            col = table.column(self.name())
+            if col is None:
+                raise DdlSyntaxError("DEFAULT constraint for an unknown column")
+            col.has_default, col.default, col.default_is_literal = True, value, is_literal
+            if constraint_name:
+                table.default_constraints[constraint_name.lower()] = col.name
+            cur.skip_to_comma()
+            return
+        if cur.at("PRIMARY", "KEY") and self._replay_kind == "inherits":  # keys are not inherited
+            cur.skip_to_comma()
+            return
         if cur.at("PRIMARY", "KEY"):
             cur.i += 2
             while not cur.at_op("("):
@@ -759,8 +894,11 @@ class _Run:
         col = spec.build(self.dialect, table.default_charset)
         self._serial_default(table, col)
         self._place(table, col, spec.position, len(table.columns))
+        if spec.default_constraint:
+            table.default_constraints[spec.default_constraint.lower()] = col.name
         if spec.primary_key:
             table.primary_key = [col.name]
+            table.primary_key_name = spec.constraint_name
             self._fix_pk(table)
 
     def _place(self, table: Table, col: Column, position: tuple[str, str | None] | None, default_index: int) -> None:
@@ -775,18 +913,28 @@ class _Run:
     def _drop_clause(self, table: Table) -> None:
         cur = self.cur
         if cur.accept("PRIMARY", "KEY"):
-            table.primary_key = []
-            table.primary_key_name = None
+            self._drop_pk(table)
             cur.skip_to_comma()
             return
         if cur.accept("CONSTRAINT"):
-            cur.accept("IF", "EXISTS")
-            name = self.name()
-            if table.primary_key_name and name.lower() == table.primary_key_name.lower() or (
-                    self.mysql and name.upper() == "PRIMARY"):
-                table.primary_key = []
-                table.primary_key_name = None
+            if_exists = cur.accept("IF", "EXISTS")
+            names = [self.name()]
             cur.skip_to_comma()
+            while self.dialect == "tsql" and cur.at_op(",") and cur.peek(1) is not None and \
+                    cur.peek(1).kind in ("word", "ident") and cur.peek(1).upper not in ("ADD", "DROP", "ALTER",
+                                                                                     "COLUMN", "CONSTRAINT"):
+                cur.next()  # SQL Server: DROP CONSTRAINT a, b
+                names.append(self.name())
+                cur.skip_to_comma()
+            pk_names = self._parent_pk_names | ({table.primary_key_name.lower()} if table.primary_key_name else set())
+            for name in names:
+                if name.lower() in pk_names or (self.mysql and name.upper() == "PRIMARY"):
+                    self._drop_pk(table)
+                column = table.default_constraints.pop(name.lower(), None)
+                col = table.column(column) if column else None
+                if col is not None:  # a SQL Server DEFAULT constraint
+                    col.has_default, col.default, col.default_is_literal = False, None, True
+            del if_exists
             return
         if cur.at_any(("INDEX", "KEY", "FOREIGN", "CHECK", "PARTITION", "PERIOD", "SYSTEM", "UNUSED", "UNIQUE",
                        "SUPPLEMENTAL", "DEFAULT")):
@@ -819,6 +967,17 @@ class _Run:
                 raise KeyError(name)
             table.columns.remove(col)
             table.primary_key = [k for k in table.primary_key if k != col.name]
+
+    def _drop_pk(self, table: Table) -> None:
+        """Oracle: columns that were NOT NULL only because of the key become nullable again (MySQL, PostgreSQL
+        and SQL Server keep the NOT NULL)."""
+        for name in table.pk_implied_not_null:
+            col = table.column(name)
+            if col is not None:
+                col.nullable = True
+        table.pk_implied_not_null = []
+        table.primary_key = []
+        table.primary_key_name = None
 
     def _modify(self, table: Table, if_exists: bool) -> None:
         cur = self.cur
@@ -861,7 +1020,10 @@ class _Run:
             for attr in ("type_name", "jdbc_type", "source_type", "type_expression", "length", "scale", "spark_type"):
                 setattr(old, attr, getattr(built, attr))
         if "nullable" in spec.written:
-            old.nullable = bool(spec.nullable) and old.name not in table.primary_key
+            declared_not_null = spec.nullable is False or spec.default_on_null
+            old.nullable = not declared_not_null and old.name not in table.primary_key
+            if declared_not_null:  # now NOT NULL in its own right: survives dropping the key
+                table.pk_implied_not_null = [n for n in table.pk_implied_not_null if n != old.name]
         if "default" in spec.written:
             old.has_default, old.default = spec.has_default, spec.default
             old.default_is_literal = spec.default_is_literal
@@ -876,7 +1038,14 @@ class _Run:
             cur.expect("TO")
             new = self.name()
             self._rename_column(table, old, new)
-        elif cur.at_any(("INDEX", "KEY", "CONSTRAINT")):
+        elif cur.accept("CONSTRAINT"):
+            old = self.name()
+            cur.expect("TO")
+            new = self.name()
+            if table.primary_key_name and old.lower() == table.primary_key_name.lower() and \
+                    self._replay_kind is None:
+                table.primary_key_name = new
+        elif cur.at_any(("INDEX", "KEY")):
             cur.skip_to_comma()
         elif cur.at("TO") or cur.at("AS") or not (self.dialect == "postgres"):
             if not (cur.accept("TO") or cur.accept("AS")) and self.dialect == "postgres":
@@ -898,6 +1067,8 @@ class _Run:
         if table.column(new) is not None and new.lower() != old.lower():
             raise DdlSyntaxError(f"column {new} already exists")
         table.primary_key = [new if k == col.name else k for k in table.primary_key]
+        table.pk_implied_not_null = [new if k == col.name else k for k in table.pk_implied_not_null]
+        table.default_constraints = {k: new if v == col.name else v for k, v in table.default_constraints.items()}
         col.name = new
 
     def _alter_column(self, table: Table, name: str) -> None:
@@ -926,6 +1097,10 @@ class _Run:
             cur.skip_to_comma()
         elif cur.accept("DROP", "IDENTITY"):
             col.auto_increment = False
+            cur.skip_to_comma()
+        elif cur.accept("DROP", "EXPRESSION"):  # PostgreSQL: a generated column becomes a plain one
+            col.generation_expression, col.generated = None, False
+            col.has_default, col.default = False, None
             cur.skip_to_comma()
         elif cur.at_any(("SET", "RESET", "DROP")):
             cur.skip_to_comma()  # SET STATISTICS / STORAGE / VISIBLE, DROP EXPRESSION ...
@@ -974,8 +1149,18 @@ class _Run:
         for tid in ids:
             table = self.lookup(tid)
             if table is not None:
+                changes.extend(self._commit_drop(p) for p in self._partitions(table.id) if p in self.state.tables)
                 changes.append(self._commit_drop(table.id))
         return changes or [self.noop("DROP TABLE (no such table)")]
+
+    def _partitions(self, parent: TableId) -> list[TableId]:
+        """Partitions of `parent`, deepest first (PostgreSQL drops them with their parent)."""
+        out: list[TableId] = []
+        for tid, table in list(self.state.tables.items()):
+            if table.partition_of == parent or parent in table.inherits:
+                out.extend(self._partitions(tid))
+                out.append(tid)
+        return out
 
     def drop_database(self) -> list[Change]:
         cur = self.cur
@@ -1089,10 +1274,23 @@ class _Run:
         return [self._commit_alter(original.id, table)]
 
 
-def _spec_from_column(col: Column) -> ColumnSpec:
-    """PostgreSQL (LIKE other): copy a column definition (types, NOT NULL; defaults only with INCLUDING)."""
-    spec = ColumnSpec(name=col.name, quoted=True)
-    spec.type_words = [col.type_name.upper()]
-    spec.params = [str(p) for p in (col.length, col.scale) if p is not None]
-    spec.nullable = col.nullable
+def _spec_from_column(col: Column, options: set[str]) -> ColumnSpec:
+    """PostgreSQL (LIKE other [INCLUDING ...]): a copy of the column with its type and NOT NULL; the default,
+    identity and generation expression only with INCLUDING DEFAULTS / IDENTITY / GENERATED."""
+    copied = copy.deepcopy(col)
+    serial_default = bool(col.default and col.default.startswith("nextval(") and col.auto_increment)
+    if "DEFAULTS" not in options and not col.generation_expression:
+        copied.has_default, copied.default, copied.default_is_literal = False, None, True
+        if serial_default:  # a plain integer column now
+            copied.auto_increment = False
+            copied.type_name = {"serial": "int4", "bigserial": "int8", "smallserial": "int2"}.get(
+                col.type_name, col.type_name)
+            copied.type_expression = copied.type_name
+    if col.auto_increment and not serial_default and "IDENTITY" not in options:
+        copied.auto_increment = False
+    if col.generation_expression and "GENERATED" not in options:
+        copied.generation_expression, copied.generated = None, False
+        copied.has_default, copied.default = False, None
+    spec = ColumnSpec(name=col.name, quoted=True, prebuilt=copied)
+    spec.nullable = copied.nullable
     return spec

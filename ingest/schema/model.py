@@ -119,7 +119,7 @@ class Column:
     def from_debezium(cls, item: dict[str, Any], spark_type: str) -> Column:
         return cls(
             name=item["name"], type_name=item.get("typeName") or "", jdbc_type=int(item.get("jdbcType") or 0),
-            source_type=item.get("typeExpression") or item.get("typeName") or "",
+            source_type=_source_type(item),
             type_expression=item.get("typeExpression"), length=item.get("length"), scale=item.get("scale"),
             nullable=bool(item.get("optional", True)), has_default=bool(item.get("hasDefaultValue", False)),
             default=item.get("defaultValueExpression"), auto_increment=bool(item.get("autoIncremented", False)),
@@ -127,6 +127,20 @@ class Column:
             charset=item.get("charsetName"), enum_values=item.get("enumValues"), comment=item.get("comment"),
             spark_type=spark_type,
         )
+
+
+# Debezium typeNames whose declared length/scale belong in the type text ("DECIMAL" + 10, 2 -> "DECIMAL(10,2)")
+_PARAMETERIZED = {"DECIMAL", "NUMERIC", "VARCHAR", "CHAR", "BINARY", "VARBINARY", "NUMBER", "VARCHAR2", "NVARCHAR2",
+                  "NCHAR", "NVARCHAR", "RAW", "BPCHAR"}
+
+
+def _source_type(item: dict[str, Any]) -> str:
+    """The type text of a tableChanges column: its typeExpression, with length/scale for parameterized types."""
+    text = item.get("typeExpression") or item.get("typeName") or ""
+    if text.upper() in _PARAMETERIZED and item.get("length") is not None:
+        params = [str(item["length"])] + ([str(item["scale"])] if item.get("scale") is not None else [])
+        text = f"{text}({','.join(params)})"
+    return text
 
 
 @dataclass
@@ -138,6 +152,10 @@ class Table:
     comment: str | None = None
     version: int = 0                 # bumped by every structural change (CREATE is version 1)
     primary_key_name: str | None = None  # constraint name of the primary key (PostgreSQL, Oracle, SQL Server)
+    partition_of: TableId | None = None  # PostgreSQL: the partitioned table this one is a partition of
+    inherits: list[TableId] = field(default_factory=list)  # PostgreSQL INHERITS parents
+    pk_implied_not_null: list[str] = field(default_factory=list)  # Oracle: NOT NULL only because of the key
+    default_constraints: dict[str, str] = field(default_factory=dict)  # SQL Server: constraint name -> column
 
     def same_structure(self, other: Table) -> bool:
         return (self.id, self.columns, self.primary_key, self.default_charset, self.comment) == (

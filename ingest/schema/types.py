@@ -200,7 +200,7 @@ _PG_ALIASES = {
     "TSQUERY": "tsquery", "POINT": "point", "LINE": "line", "LSEG": "lseg", "BOX": "box", "PATH": "path",
     "POLYGON": "polygon", "CIRCLE": "circle", "OID": "oid", "INT4RANGE": "int4range", "INT8RANGE": "int8range",
     "NUMRANGE": "numrange", "TSRANGE": "tsrange", "TSTZRANGE": "tstzrange", "DATERANGE": "daterange",
-    "CITEXT": "citext", "HSTORE": "hstore", "LTREE": "ltree", "NAME": "name",
+    "CITEXT": "citext", "HSTORE": "hstore", "LTREE": "ltree", "NAME": "name", '"CHAR"': "char",
 }
 # canonical -> (jdbc, spark, format_type name, family)
 _PG_TYPES = {
@@ -217,6 +217,7 @@ _PG_TYPES = {
     "tsquery": (OTHER, "STRING", "tsquery", "string"), "oid": (BIGINT, "BIGINT", "oid", "int"),
     "citext": (OTHER, "STRING", "citext", "text"), "hstore": (OTHER, "STRING", "hstore", "json"),
     "ltree": (OTHER, "STRING", "ltree", "string"), "name": (VARCHAR, "STRING", "name", "string"),
+    "char": (CHAR, "STRING", '"char"', "string"),
 }
 for _geo in ("point", "line", "lseg", "box", "path", "polygon", "circle"):
     _PG_TYPES[_geo] = (OTHER, "STRUCT<x: DOUBLE, y: DOUBLE, wkb: BINARY, srid: INT>" if _geo == "point"
@@ -246,9 +247,10 @@ def _resolve_postgres(words: list[str], params: list[str], array_dims: int) -> T
         text = f"numeric({precision},{scale})" if precision is not None else "numeric"
         info = TypeInfo("numeric", NUMERIC, text, precision, scale, _dec_spark(precision, scale), "decimal")
     elif canonical in ("varchar", "bpchar"):
-        length = nums[0] if nums else (1 if canonical == "bpchar" else None)
+        # CHAR means CHAR(1); BPCHAR without a length is unbounded (format_type: bpchar)
+        length = nums[0] if nums else (1 if canonical == "bpchar" and name != "BPCHAR" else None)
         base = "character varying" if canonical == "varchar" else "character"
-        text = f"{base}({length})" if length is not None else base
+        text = f"{base}({length})" if length is not None else base if canonical == "varchar" else "bpchar"
         info = TypeInfo(canonical, VARCHAR if canonical == "varchar" else CHAR, text, length, None, "STRING",
                         "string")
     elif canonical in ("bit", "varbit"):
@@ -266,6 +268,10 @@ def _resolve_postgres(words: list[str], params: list[str], array_dims: int) -> T
                        "timestamp": (TIMESTAMP, "TIMESTAMP_NTZ"),
                        "timestamptz": (TIMESTAMP_TZ, "TIMESTAMP")}[canonical]
         info = TypeInfo(canonical, jdbc, text, precision, None, spark, "temporal")
+    elif canonical.startswith("interval"):  # interval [fields] [(p)]: format_type puts the precision last
+        precision = nums[0] if nums else None
+        text = canonical + (f"({precision})" if precision is not None else "")
+        info = TypeInfo("interval", OTHER, text, precision, None, "BIGINT", "temporal")
     elif canonical in _PG_TYPES:
         jdbc, spark, text, family = _PG_TYPES[canonical]
         info = TypeInfo(canonical, jdbc, text, None, None, spark, family)
@@ -339,8 +345,17 @@ def _resolve_oracle(words: list[str], params: list[str], byte_char: str | None) 
                                                                         "TIMESTAMP")
         type_name = f"TIMESTAMP({precision}){zone}"
         return TypeInfo(type_name, jdbc, type_name, precision, None, spark, "temporal")
-    if name.startswith("INTERVAL"):
-        return TypeInfo(name, OTHER, name, None, None, "BIGINT" if "SECOND" in name else "STRING", "temporal")
+    if name.startswith("INTERVAL"):  # leading precision defaults to 2, fractional seconds to 6
+        given = [p for p in params] + ["*", "*"]
+        lead = 2 if given[0] == "*" else int(given[0])
+        if name == "INTERVAL YEAR TO MONTH":
+            text = f"INTERVAL YEAR({lead}) TO MONTH"
+        elif name == "INTERVAL DAY TO SECOND":
+            frac = 6 if given[1] == "*" else int(given[1])
+            text = f"INTERVAL DAY({lead}) TO SECOND({frac})"
+        else:
+            raise TypeError_(f"unknown Oracle type {original}")
+        return TypeInfo(text, OTHER, text, None, None, "BIGINT" if "SECOND" in name else "STRING", "temporal")
     simple = {"CLOB": (CLOB, "STRING", "text"), "NCLOB": (NCLOB, "STRING", "text"), "BLOB": (BLOB, "BINARY", "binary"),
               "LONG": (LONGVARCHAR, "STRING", "text"), "LONG RAW": (LONGVARBINARY, "BINARY", "binary"),
               "XMLTYPE": (SQLXML, "STRING", "string"), "ROWID": (ROWID, "STRING", "string"),
