@@ -1,0 +1,152 @@
+"""Render model files (SQL and YAML) for captured tables, and write them without clobbering user edits.
+
+Every generated file starts with a marker line holding the sha256 of the rest of the file. On a
+re-run a file is rewritten only when its marker still matches its body (nobody edited it); an edited
+file, or one without the marker, is left alone and reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from ingest.bronze.contract import BRONZE_SCHEMA, table_name
+from ingest.generate.catalog import CapturedTable
+
+MARKER = "lakecdc:generated"
+_MARKER_RE = re.compile(r"^(?:--|#) lakecdc:generated sha256=([0-9a-f]{64})\n")
+
+
+def model_base(table: CapturedTable, taken: set[str]) -> str:
+    """<source>__<table>, or with all id parts when the plain table name is not unique in the source."""
+    short = table.table_id.split(".")[-1]
+    name = short if short not in taken else "_".join(table.table_id.split("."))
+    return f"{table.source}__{re.sub(r'[^0-9A-Za-z_]', '_', name).lower()}"
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def staging_sql(table: CapturedTable) -> str:
+    return (
+        "{{ config(materialized='ephemeral') }}\n"
+        f"{{{{ lakecdc_staging({_sql_string(table.source)}, {_sql_string(table.table_id)}) }}}}\n"
+    )
+
+
+def silver_sql(table: CapturedTable, base: str, kind: str) -> str:
+    materialization = "lakecdc_current" if kind == "current" else "lakecdc_history"
+    return (
+        f"{{{{ config(materialized='{materialization}', schema='silver', "
+        f"lakecdc_source={_sql_string(table.source)}, lakecdc_table_id={_sql_string(table.table_id)}) }}}}\n"
+        f"select * from {{{{ ref('stg_{base}') }}}}\n"
+    )
+
+
+def _column_docs(table: CapturedTable, with_tests: bool) -> list[dict]:
+    cols = []
+    for k in table.keys:
+        entry: dict = {"name": k, "description": "primary key column"}
+        if with_tests:
+            entry["data_tests"] = ["not_null"]
+        cols.append(entry)
+    for c in table.columns:
+        if c.name in table.keys:
+            continue
+        desc = f"source type {c.source_type}" if c.source_type else "captured column"
+        cols.append({"name": c.name, "description": desc})
+    return cols
+
+
+def models_yaml(source: str, tables: list[tuple[CapturedTable, str]]) -> str:
+    models = []
+    for table, base in tables:
+        keys = table.keys
+        models.append({"name": f"stg_{base}", "description": f"Typed change events of {table.table_id}.",
+                       "columns": _column_docs(table, with_tests=False)})
+        current: dict = {
+            "name": base,
+            "description": f"Current state of {table.table_id} (one row per key, latest change applied).",
+            "columns": _column_docs(table, with_tests=True),
+        }
+        if keys:
+            current["data_tests"] = [{"lakecdc_unique_current": {"arguments": {"keys": keys}}},
+                                  "lakecdc_no_placeholders"]
+        models.append(current)
+        history: dict = {"name": f"{base}_history",
+                         "description": f"Every version of every row of {table.table_id} (SCD2).",
+                         "columns": _column_docs(table, with_tests=False)}
+        if keys:
+            history["data_tests"] = [
+                {"lakecdc_unique_current": {"arguments": {"keys": keys, "current_flag": "is_current"}}},
+                {"lakecdc_history_no_overlap": {"arguments": {"keys": keys}}}]
+        models.append(history)
+    return yaml.safe_dump({"version": 2, "models": models}, sort_keys=False)
+
+
+def sources_yaml(source: str) -> str:
+    tables = [{"name": table_name(source, kind)} for kind in ("events", "schemas", "schema_changes")]
+    doc = {"version": 2, "sources": [{"name": f"bronze_{source}", "schema": BRONZE_SCHEMA,
+                                      "description": f"Bronze change events of source {source}.",
+                                      "tables": tables}]}
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def with_marker(body: str, comment: str) -> str:
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    return f"{comment} {MARKER} sha256={digest}\n{body}"
+
+
+def is_unedited(text: str) -> bool:
+    m = _MARKER_RE.match(text)
+    if not m:
+        return False
+    return hashlib.sha256(text[m.end():].encode()).hexdigest() == m.group(1)
+
+
+@dataclass
+class WriteResult:
+    written: list[Path]
+    unchanged: list[Path]
+    kept: list[Path]   # edited by the user (or not generated): left alone
+
+
+def write_files(files: dict[Path, str], result: WriteResult) -> None:
+    for path, body in files.items():
+        comment = "#" if path.suffix in (".yml", ".yaml") else "--"
+        text = with_marker(body, comment)
+        if path.exists():
+            current = path.read_text()
+            if current == text:
+                result.unchanged.append(path)
+                continue
+            if not is_unedited(current):
+                result.kept.append(path)
+                continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        result.written.append(path)
+
+
+def render_source(source: str, tables: list[CapturedTable], models_dir: Path) -> dict[Path, str]:
+    """All files for one source: staging views, silver current and history models, YAML."""
+    files: dict[Path, str] = {}
+    taken: set[str] = set()
+    shorts = [t.table_id.split(".")[-1] for t in tables]
+    duplicated = {s for s in shorts if shorts.count(s) > 1}
+    named = []
+    for table in tables:
+        base = model_base(table, duplicated | taken)
+        taken.add(base)
+        named.append((table, base))
+        files[models_dir / "staging" / source / f"stg_{base}.sql"] = staging_sql(table)
+        files[models_dir / "silver" / source / f"{base}.sql"] = silver_sql(table, base, "current")
+        files[models_dir / "silver" / source / f"{base}_history.sql"] = silver_sql(table, base, "history")
+    files[models_dir / "staging" / source / f"_{source}__sources.yml"] = sources_yaml(source)
+    files[models_dir / "silver" / source / f"_{source}__models.yml"] = models_yaml(source, named)
+    return files

@@ -1,0 +1,309 @@
+{#-
+  CDC materializations over a typed staging model (lakecdc_staging):
+
+  lakecdc_current  silver current state (SCD1): one row per key, the latest event by _seq.
+  lakecdc_history  silver history (SCD2): one row per version, valid_from/valid_to/is_current.
+
+  Model config: lakecdc_source, lakecdc_table_id (the captured table), lakecdc_delete_mode (hard | soft;
+  default var lakecdc_delete_mode, hard).
+
+  Incremental runs pick up bronze rows of batches after the model's watermark (table lakecdc_state in
+  the model's schema). For every key those rows touch, the state is recomputed from ALL bronze events
+  of that key: so late, duplicated and replayed deliveries converge to the same result as a full
+  refresh, an older event never wins over a newer one, and TOAST placeholders take the latest available
+  value. A truncate (op t) deletes / closes every row older than it. No new rows: no statement at all,
+  so no new Delta version.
+-#}
+
+{% macro lakecdc_state_relation(schema) -%}
+  {{ return(api.Relation.create(schema=schema, identifier='lakecdc_state', type='table')) }}
+{%- endmacro %}
+
+{% macro lakecdc_ensure_state(state) %}
+  {%- call statement('lakecdc_state_ddl') -%}
+    create table if not exists {{ state }} (model string, batch_id bigint, updated_at timestamp)
+    using delta
+    {%- if not var('lakecdc_managed_tables', false) %}
+    location '{{ var("lakecdc_warehouse") }}/{{ state.schema }}/{{ state.identifier }}'
+    {%- endif %}
+  {%- endcall -%}
+{% endmacro %}
+
+{% macro lakecdc_read_watermark(state, relation) %}
+  {%- set rows = run_query("select max(batch_id) from " ~ state ~ " where model = " ~ lakecdc_lit(relation | string)).rows -%}
+  {%- set value = rows[0][0] if rows else none -%}
+  {{ return(-1 if value is none else value | int) }}
+{% endmacro %}
+
+{% macro lakecdc_write_watermark(state, relation, batch_id) %}
+  {%- call statement('lakecdc_state_write') -%}
+    merge into {{ state }} t
+    using (select {{ lakecdc_lit(relation | string) }} as model, cast({{ batch_id }} as bigint) as batch_id,
+                  current_timestamp() as updated_at) s
+    on t.model = s.model
+    when matched then update set batch_id = s.batch_id, updated_at = s.updated_at
+    when not matched then insert (model, batch_id, updated_at) values (s.model, s.batch_id, s.updated_at)
+  {%- endcall -%}
+{% endmacro %}
+
+{#- What the staging rows after `watermark` hold: (row count, max batch, truncate in them?) and all
+    truncate seqs of the table (few) in ascending order. -#}
+{% macro lakecdc_new_rows(staging_sql, watermark) %}
+  {%- set row = run_query("select count(*), max(_batch_id), max(case when _op = 't' then 1 else 0 end) from ("
+                          ~ staging_sql ~ ") __n where _batch_id > " ~ watermark).rows[0] -%}
+  {%- set truncs = [] -%}
+  {%- for r in run_query("select _seq, max(cast(_source_ts as string)) from (" ~ staging_sql
+                         ~ ") __t where _op = 't' group by _seq order by _seq").rows -%}
+    {%- do truncs.append([r[0], r[1]]) -%}
+  {%- endfor -%}
+  {{ return({'count': row[0] | int, 'max_batch': row[1], 'has_truncate': row[2] == 1, 'truncates': truncs}) }}
+{% endmacro %}
+
+{#- The events to (re)compute: every non-truncate event of the keys touched after the watermark. -#}
+{% macro lakecdc_touched_events(staging_sql, watermark, all_keys) -%}
+  select * from ({{ staging_sql }}) __e
+  where _op <> 't'
+  {%- if not all_keys %}
+    and _key_json in (select _key_json from ({{ staging_sql }}) __n where _batch_id > {{ watermark }} and _op <> 't')
+  {%- endif %}
+{%- endmacro %}
+
+{#- SQL: the first truncate after `seq_expr` (or null) from the ascending list `truncs` of [seq, source ts]:
+    its seq (what='seq') or its source timestamp (what='ts'). -#}
+{% macro lakecdc_next_truncate(seq_expr, truncs, what) -%}
+  {%- if truncs -%}
+  case {% for t in truncs %}when {{ seq_expr }} < {{ lakecdc_lit(t[0]) }} then
+    {%- if what == 'seq' %} {{ lakecdc_lit(t[0]) }}{% else %} cast({{ lakecdc_lit(t[1]) if t[1] else 'null' }} as timestamp){% endif %} {% endfor %}end
+  {%- elif what == 'seq' -%}cast(null as string)
+  {%- else -%}cast(null as timestamp){%- endif -%}
+{%- endmacro %}
+
+{% macro lakecdc_key_join(spec, left, right) -%}
+  {%- for k in spec['keys'] -%}
+  {{ left }}.{{ lakecdc_ident(k['name']) }} <=> {{ right }}.{{ lakecdc_ident(k['name']) }}{% if not loop.last %} and {% endif %}
+  {%- endfor -%}
+{%- endmacro %}
+
+{#- Latest state per key: columns, _op, _seq, _source_ts, __deleted, __deleted_at. -#}
+{% macro lakecdc_current_changes(spec, events_sql, truncs) -%}
+  {%- set keys = spec['keys'] | map(attribute='name') | list -%}
+  {%- set last_truncate = truncs[-1][0] if truncs else none -%}
+  select
+    {%- for k in keys %} {{ lakecdc_ident(k) }},{% endfor %}
+    {%- for c in spec['columns'] %}
+    {% if c['toast'] %}__t{{ loop.index }}.{{ lakecdc_ident(c['name']) }}{% else %}__l.{{ lakecdc_ident(c['name']) }}{% endif %} as {{ lakecdc_ident(c['name']) }},
+    {%- endfor %}
+    case when __l._op = 'd' then 'd'
+         {% if last_truncate %}when __l._seq < {{ lakecdc_lit(last_truncate) }} then 't'{% endif %}
+         else __l._op end as _op,
+    __l._seq as _seq,
+    __l._source_ts as _source_ts,
+    (__l._op = 'd' {% if last_truncate %}or __l._seq < {{ lakecdc_lit(last_truncate) }}{% endif %}) as __deleted,
+    case when __l._op = 'd' then __l._source_ts
+         {% if last_truncate %}when __l._seq < {{ lakecdc_lit(last_truncate) }} then {{ lakecdc_next_truncate("''", truncs[-1:], 'ts') }}{% endif %} end as __deleted_at
+  from (
+    select
+      {%- for k in keys %} {{ lakecdc_ident(k) }},{% endfor %}
+      max_by(struct(
+        {%- for c in spec['columns'] %}{{ lakecdc_ident(c['name']) }}, {% endfor -%}
+        _op, _seq, _source_ts), _seq) as __l
+      {%- for c in spec['columns'] %}{% if c['toast'] %}
+      , max_by(struct({{ lakecdc_ident(c['name']) }}),
+               case when not array_contains(_unavailable, {{ lakecdc_lit(c['name']) }}) then _seq end) as __t{{ loop.index }}
+      {%- endif %}{% endfor %}
+    from ({{ events_sql }}) __ev
+    group by {% for k in keys %}{{ lakecdc_ident(k) }}{% if not loop.last %}, {% endif %}{% endfor %}
+  ) __g
+{%- endmacro %}
+
+{#- Materialize the computed changes in a work table before the MERGE: Sail evaluates a MERGE whose source
+    is a large query several times slower than the same query written out first (measured: 81 s -> 12 s
+    for 500,000 changes into 5,000,000 rows). -#}
+{% macro lakecdc_stage_changes(target, select_sql) %}
+  {%- set work_schema = var('lakecdc_work_schema', 'lakecdc_work') -%}
+  {%- set work = api.Relation.create(schema=work_schema, identifier=target.schema ~ '__' ~ target.identifier,
+                                     type='table') -%}
+  {%- call statement('lakecdc_work_schema') -%}create schema if not exists {{ work_schema }}{%- endcall -%}
+  {%- call statement('lakecdc_stage') -%}
+    create or replace table {{ work }}
+    using delta
+    {%- if var('lakecdc_engine', 'sail') == 'sail' %}
+    options (overwriteSchema 'true')
+    {%- endif %}
+    {%- if not var('lakecdc_managed_tables', false) %}
+    location '{{ var("lakecdc_warehouse") }}/{{ work_schema }}/{{ work.identifier }}'
+    {%- endif %}
+    as {{ select_sql }}
+  {%- endcall -%}
+  {{ return(work) }}
+{% endmacro %}
+
+{% macro lakecdc_meta_columns(soft) -%}
+  {%- set cols = [{'name': '_op', 'type': 'string'}, {'name': '_seq', 'type': 'string'},
+                  {'name': '_source_ts', 'type': 'timestamp'}] -%}
+  {%- if soft -%}
+    {%- do cols.extend([{'name': '_is_deleted', 'type': 'boolean'}, {'name': '_deleted_at', 'type': 'timestamp'}]) -%}
+  {%- endif -%}
+  {{ return(cols) }}
+{%- endmacro %}
+
+{% materialization lakecdc_current, adapter='spark' %}
+  {%- set target = this.incorporate(type='table') -%}
+  {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
+  {%- set spec = lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id')) -%}
+  {%- set soft = config.get('lakecdc_delete_mode', var('lakecdc_delete_mode', 'hard')) == 'soft' -%}
+  {%- set full = existing is none or should_full_refresh() -%}
+  {%- set state = lakecdc_state_relation(this.schema) -%}
+  {{ run_hooks(pre_hooks) }}
+  {%- do lakecdc_ensure_state(state) -%}
+  {%- set watermark = -1 if full else lakecdc_read_watermark(state, target) -%}
+  {%- set new = lakecdc_new_rows(sql, watermark) -%}
+  {%- set truncs = new['truncates'] -%}
+  {%- set columns = spec['keys'] + spec['columns'] + lakecdc_meta_columns(soft) -%}
+
+  {%- if not full and new['count'] == 0 -%}
+    {{ log("lakecdc: " ~ target ~ " is up to date (no bronze rows after batch " ~ watermark ~ ")", info=true) }}
+    {%- call statement('main') -%}select 1 as up_to_date{%- endcall -%}
+  {%- else -%}
+    {%- set events_sql = lakecdc_touched_events(sql, watermark, full or new['has_truncate'] or watermark < 0) -%}
+    {%- set changes = lakecdc_current_changes(spec, events_sql, truncs) -%}
+    {%- if full -%}
+      {%- set select_sql -%}
+        select {% for c in columns %}{% if c['name'] == '_is_deleted' %}__deleted{% elif c['name'] == '_deleted_at' %}__deleted_at{% else %}{{ lakecdc_ident(c['name']) }}{% endif %} as {{ lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
+        from ({{ changes }}) __c
+        {%- if not soft %} where not __deleted{% endif %}
+      {%- endset -%}
+      {%- call statement('main') -%}{{ lakecdc_create_or_replace(target, select_sql) }}{%- endcall -%}
+    {%- else -%}
+      {%- do lakecdc_evolve_schema(target, columns, spec['renames']) -%}
+      {%- set value_cols = spec['columns'] | map(attribute='name') | list + ['_op', '_seq', '_source_ts'] -%}
+      {%- set insert_cols = spec['keys'] | map(attribute='name') | list + value_cols -%}
+      {%- set work = lakecdc_stage_changes(target, changes) -%}
+      {%- call statement('main') -%}
+        merge into {{ target }} __t
+        using {{ work }} __s
+        on {{ lakecdc_key_join(spec, '__t', '__s') }}
+        {%- if soft %}
+        when matched and __s.__deleted then update set
+          _is_deleted = true, _deleted_at = __s.__deleted_at, _op = __s._op, _seq = __s._seq, _source_ts = __s._source_ts
+        when matched then update set
+          {% for c in value_cols %}{{ lakecdc_ident(c) }} = __s.{{ lakecdc_ident(c) }}, {% endfor %}_is_deleted = false, _deleted_at = null
+        when not matched then insert (
+          {%- for c in insert_cols %}{{ lakecdc_ident(c) }}, {% endfor %}_is_deleted, _deleted_at)
+          values ({% for c in insert_cols %}__s.{{ lakecdc_ident(c) }}, {% endfor %}__s.__deleted, __s.__deleted_at)
+        {%- else %}
+        when matched and __s.__deleted then delete
+        when matched then update set
+          {% for c in value_cols %}{{ lakecdc_ident(c) }} = __s.{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %}
+        when not matched and not __s.__deleted then insert (
+          {%- for c in insert_cols %}{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+          values ({% for c in insert_cols %}__s.{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+        {%- endif %}
+      {%- endcall -%}
+    {%- endif -%}
+    {%- if new['max_batch'] is not none -%}
+      {%- do lakecdc_write_watermark(state, target, new['max_batch']) -%}
+    {%- endif -%}
+  {%- endif -%}
+  {{ run_hooks(post_hooks) }}
+  {%- do persist_docs(target, model) -%}
+  {{ return({'relations': [target]}) }}
+{% endmaterialization %}
+
+{#- Versions: every non-delete event of the touched keys, closed by the next event of its key or the next
+    truncate, whichever comes first. Placeholder values take the latest available earlier value. -#}
+{% macro lakecdc_history_versions(spec, events_sql, truncs) -%}
+  {%- set keys = spec['keys'] | map(attribute='name') | list -%}
+  {%- set part -%}partition by {% for k in keys %}{{ lakecdc_ident(k) }}{% if not loop.last %}, {% endif %}{% endfor %} order by _seq{%- endset -%}
+  select
+    {%- for k in keys %} {{ lakecdc_ident(k) }},{% endfor %}
+    {%- for c in spec['columns'] %}
+    {{ lakecdc_ident(c['name']) }},
+    {%- endfor %}
+    _op, _seq, _source_ts,
+    _source_ts as valid_from,
+    case when __to_seq is null then cast(null as timestamp) when __to_seq = __next_seq then __next_ts else __trunc_ts end as valid_to,
+    _seq as valid_from_seq,
+    __to_seq as valid_to_seq,
+    __to_seq is null as is_current
+  from (
+    select *,
+      case when __next_seq is null then __trunc_seq when __trunc_seq is null then __next_seq
+           else least(__next_seq, __trunc_seq) end as __to_seq
+    from (
+      select
+        {%- for k in keys %} {{ lakecdc_ident(k) }},{% endfor %}
+        {%- for c in spec['columns'] %}
+        {%- if c['toast'] %}
+        last_value(case when not array_contains(_unavailable, {{ lakecdc_lit(c['name']) }}) then struct({{ lakecdc_ident(c['name']) }}) end)
+          ignore nulls over ({{ part }} rows between unbounded preceding and current row).{{ lakecdc_ident(c['name']) }} as {{ lakecdc_ident(c['name']) }},
+        {%- else %}
+        {{ lakecdc_ident(c['name']) }},
+        {%- endif %}
+        {%- endfor %}
+        _op, _seq, _source_ts,
+        lead(_seq) over ({{ part }}) as __next_seq,
+        lead(_source_ts) over ({{ part }}) as __next_ts,
+        {{ lakecdc_next_truncate('_seq', truncs, 'seq') }} as __trunc_seq,
+        {{ lakecdc_next_truncate('_seq', truncs, 'ts') }} as __trunc_ts
+      from (
+        select * from (
+          select *, row_number() over (partition by _seq order by _batch_id) as __dup from ({{ events_sql }}) __ev
+        ) __d where __dup = 1
+      ) __e
+    ) __w
+  ) __v
+  where _op <> 'd'
+{%- endmacro %}
+
+{% materialization lakecdc_history, adapter='spark' %}
+  {%- set target = this.incorporate(type='table') -%}
+  {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
+  {%- set spec = lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id')) -%}
+  {%- set full = existing is none or should_full_refresh() -%}
+  {%- set state = lakecdc_state_relation(this.schema) -%}
+  {{ run_hooks(pre_hooks) }}
+  {%- do lakecdc_ensure_state(state) -%}
+  {%- set watermark = -1 if full else lakecdc_read_watermark(state, target) -%}
+  {%- set new = lakecdc_new_rows(sql, watermark) -%}
+  {%- set truncs = new['truncates'] -%}
+  {%- set hist_cols = [{'name': 'valid_from', 'type': 'timestamp'}, {'name': 'valid_to', 'type': 'timestamp'},
+                       {'name': 'valid_from_seq', 'type': 'string'}, {'name': 'valid_to_seq', 'type': 'string'},
+                       {'name': 'is_current', 'type': 'boolean'}] -%}
+  {%- set columns = spec['keys'] + spec['columns'] + lakecdc_meta_columns(false) + hist_cols -%}
+
+  {%- if not full and new['count'] == 0 -%}
+    {{ log("lakecdc: " ~ target ~ " is up to date (no bronze rows after batch " ~ watermark ~ ")", info=true) }}
+    {%- call statement('main') -%}select 1 as up_to_date{%- endcall -%}
+  {%- else -%}
+    {%- set events_sql = lakecdc_touched_events(sql, watermark, full or new['has_truncate'] or watermark < 0) -%}
+    {%- set versions = lakecdc_history_versions(spec, events_sql, truncs) -%}
+    {%- if full -%}
+      {%- set select_sql -%}
+        select {% for c in columns %}{{ lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
+        from ({{ versions }}) __v
+      {%- endset -%}
+      {%- call statement('main') -%}{{ lakecdc_create_or_replace(target, select_sql) }}{%- endcall -%}
+    {%- else -%}
+      {%- do lakecdc_evolve_schema(target, columns, spec['renames']) -%}
+      {%- set names = columns | map(attribute='name') | list -%}
+      {%- set work = lakecdc_stage_changes(target, versions) -%}
+      {%- call statement('main') -%}
+        merge into {{ target }} __t
+        using {{ work }} __s
+        on {{ lakecdc_key_join(spec, '__t', '__s') }} and __t.valid_from_seq = __s.valid_from_seq
+        when matched then update set
+          {% for c in names %}{{ lakecdc_ident(c) }} = __s.{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %}
+        when not matched then insert (
+          {%- for c in names %}{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+          values ({% for c in names %}__s.{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+      {%- endcall -%}
+    {%- endif -%}
+    {%- if new['max_batch'] is not none -%}
+      {%- do lakecdc_write_watermark(state, target, new['max_batch']) -%}
+    {%- endif -%}
+  {%- endif -%}
+  {{ run_hooks(post_hooks) }}
+  {%- do persist_docs(target, model) -%}
+  {{ return({'relations': [target]}) }}
+{% endmaterialization %}

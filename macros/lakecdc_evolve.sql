@@ -1,0 +1,102 @@
+{#-
+  Schema evolution without a full refresh, in ONE place per engine.
+
+  lakecdc_table_columns(relation) -> [{name, type}] read from the data itself (Sail's DESCRIBE can lag
+      behind a schema-evolving MERGE, so the table is queried instead).
+  lakecdc_evolve_schema(relation, desired) adds missing columns and widens widened ones; columns the
+      table has but `desired` lacks are kept (dropped source columns stop being filled).
+  Engine difference: Sail 0.7 has no ALTER TABLE ADD COLUMNS, so new columns come through an empty
+  MERGE WITH SCHEMA EVOLUTION; Databricks / Spark with delta-spark use ALTER TABLE (var lakecdc_engine).
+  Widening rewrites the table from itself (CREATE OR REPLACE ... AS SELECT with casts) on every engine.
+-#}
+
+{% macro lakecdc_table_columns(relation) %}
+  {%- if not execute -%}{{ return([]) }}{%- endif -%}
+  {%- set names = run_query('select * from ' ~ relation ~ ' limit 0').column_names -%}
+  {%- set query -%}
+    select {% for n in names %}typeof(__t.{{ lakecdc_ident(n) }}){% if not loop.last %}, {% endif %}{% endfor %}
+    from (select 1 as __one) __o left join (select * from {{ relation }} limit 1) __t on true
+  {%- endset -%}
+  {%- set types = run_query(query).rows[0] -%}
+  {%- set out = [] -%}
+  {%- for n in names -%}{%- do out.append({'name': n, 'type': types[loop.index0]}) -%}{%- endfor -%}
+  {{ return(out) }}
+{% endmacro %}
+
+{% macro lakecdc_create_or_replace(relation, select_sql) -%}
+  {{ return(adapter.dispatch('lakecdc_create_or_replace')(relation, select_sql)) }}
+{%- endmacro %}
+
+{% macro default__lakecdc_create_or_replace(relation, select_sql) -%}
+  create or replace table {{ relation }}
+  using delta
+  {%- if var('lakecdc_engine', 'sail') == 'sail' %}
+  options (overwriteSchema 'true')
+  {%- endif %}
+  {{ location_clause() }}
+  as {{ select_sql }}
+{%- endmacro %}
+
+{% macro lakecdc_evolve_schema(relation, desired, renames={}) %}
+  {%- set existing = lakecdc_table_columns(relation) -%}
+  {%- set have = {} -%}
+  {%- for c in existing -%}{%- do have.update({c['name'] | lower: c}) -%}{%- endfor -%}
+  {%- set desired_types = {} -%}
+  {%- for c in desired -%}{%- do desired_types.update({c['name'] | lower: c['type']}) -%}{%- endfor -%}
+  {#- renamed: the table still has the old name and not the new one -> the data moves to the new name -#}
+  {%- set renamed = {} -%}
+  {%- for old, new in renames.items() -%}
+    {%- if (old | lower) in have and (new | lower) not in have and (new | lower) in desired_types -%}
+      {%- do renamed.update({old | lower: new}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set rename_targets = renamed.values() | map('lower') | list -%}
+  {%- set missing = [] -%}
+  {%- set widened = {} -%}
+  {%- for c in desired -%}
+    {%- set old = have.get(c['name'] | lower) -%}
+    {%- if old is none -%}
+      {%- if (c['name'] | lower) not in rename_targets -%}{%- do missing.append(c) -%}{%- endif -%}
+    {%- elif old['type'] != c['type'] -%}
+      {%- set wide = lakecdc_widest_type([old['type'], c['type']]) | trim -%}
+      {%- if wide != old['type'] -%}{%- do widened.update({c['name'] | lower: wide}) -%}{%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if widened or renamed -%}
+    {%- set select_sql -%}
+      select
+      {%- for c in existing %}
+        {% if (c['name'] | lower) in renamed -%}
+        cast({{ lakecdc_ident(c['name']) }} as {{ desired_types[renamed[c['name'] | lower] | lower] }}) as {{ lakecdc_ident(renamed[c['name'] | lower]) }}
+        {%- elif (c['name'] | lower) in widened -%}
+        cast({{ lakecdc_ident(c['name']) }} as {{ widened[c['name'] | lower] }}) as {{ lakecdc_ident(c['name']) }}
+        {%- else -%}{{ lakecdc_ident(c['name']) }} as {{ lakecdc_ident(c['name']) }}{%- endif %}
+        {%- if not loop.last or missing %},{% endif %}
+      {%- endfor %}
+      {%- for c in missing %}
+        cast(null as {{ c['type'] }}) as {{ lakecdc_ident(c['name']) }}{% if not loop.last %},{% endif %}
+      {%- endfor %}
+      from {{ relation }}
+    {%- endset -%}
+    {{ log("lakecdc: rewriting " ~ relation ~ " (widened " ~ widened ~ ", renamed " ~ renamed ~ ")", info=true) }}
+    {%- call statement('lakecdc_widen') -%}{{ lakecdc_create_or_replace(relation, select_sql) }}{%- endcall -%}
+  {%- elif missing -%}
+    {{ log("lakecdc: adding columns " ~ (missing | map(attribute='name') | list) ~ " to " ~ relation, info=true) }}
+    {%- call statement('lakecdc_add_columns') -%}{{ lakecdc_add_columns(relation, missing) }}{%- endcall -%}
+  {%- endif -%}
+  {{ return(widened or missing or renamed) }}
+{% endmacro %}
+
+{% macro lakecdc_add_columns(relation, columns) -%}
+  {%- if var('lakecdc_engine', 'sail') == 'sail' -%}
+  merge with schema evolution into {{ relation }} __t
+  using (select {% for c in columns %}cast(null as {{ c['type'] }}) as {{ lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
+         where 1 = 0) __s
+  on 1 = 0
+  when not matched then insert *
+  {%- else -%}
+  alter table {{ relation }} add columns (
+    {%- for c in columns %}{{ lakecdc_ident(c['name']) }} {{ c['type'] }}{% if not loop.last %}, {% endif %}{% endfor -%}
+  )
+  {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,172 @@
+{#-
+  Typed staging of one captured table, generated from the schema registry (bronze.<S>_schemas): every
+  value schema the table's events used contributes its columns; a column decoded differently by two
+  schema versions gets a CASE on value_schema_id; widened columns take the widest type.
+
+  lakecdc_table_spec(source, table_id) -> {keys: [{name, type, expr}], columns: [{name, type, expr, toast}]}
+  lakecdc_staging(source, table_id)    -> SELECT of one row per change event (tombstones left out) with the
+      key columns, the value columns (after image, before image for deletes), _unavailable (names of columns
+      holding the unavailable-value placeholder), _op, _seq, _source_ts, _ts, _batch_id, _key_json.
+-#}
+
+{% macro lakecdc_bronze_relation(source_name, kind) -%}
+  {{ return(api.Relation.create(schema=var('lakecdc_bronze_schema', 'bronze'),
+                                identifier=source_name ~ '_' ~ kind, type='table')) }}
+{%- endmacro %}
+
+{#- Column renames {old: new} of a table, inferred from consecutive versions in <S>_schema_history: a column
+    that disappears while a new one of the same source type appears at the same position was renamed
+    (RENAME COLUMN / CHANGE keep the position; ADD appends). Chains resolve to the latest name. -#}
+{% macro lakecdc_column_renames(source_name, table_id) %}
+  {%- set history = lakecdc_bronze_relation(source_name, 'schema_history') -%}
+  {%- if not execute or adapter.get_relation(database=none, schema=history.schema, identifier=history.identifier) is none -%}
+    {{ return({}) }}
+  {%- endif -%}
+  {%- set rows = run_query("select columns from " ~ history ~ " where table_id = " ~ lakecdc_lit(table_id)
+                           ~ " and change_kind in ('CREATE', 'ALTER') order by version").rows -%}
+  {%- set renames = {} -%}
+  {%- set ns = namespace(prev=none) -%}
+  {%- for row in rows -%}
+    {%- set cols = fromjson(row[0]) or [] -%}
+    {%- if ns.prev is not none -%}
+      {%- set cur_names = cols | map(attribute='name') | list -%}
+      {%- set prev_names = ns.prev | map(attribute='name') | list -%}
+      {%- for c in cols if c['name'] not in prev_names -%}
+        {%- for p in ns.prev if p['position'] == c['position'] and p['name'] not in cur_names
+                               and p.get('type_name') == c.get('type_name') -%}
+          {%- do renames.update({p['name']: c['name']}) -%}
+        {%- endfor -%}
+      {%- endfor -%}
+    {%- endif -%}
+    {%- set ns.prev = cols -%}
+  {%- endfor -%}
+  {%- set resolved = {} -%}
+  {%- for old in renames -%}
+    {%- set ns2 = namespace(name=renames[old], hops=0) -%}
+    {%- for _ in range(renames | length) if ns2.name in renames -%}{%- set ns2.name = renames[ns2.name] -%}{%- endfor -%}
+    {%- do resolved.update({old: ns2.name}) -%}
+  {%- endfor -%}
+  {{ return(resolved) }}
+{% endmacro %}
+
+{% macro lakecdc_table_spec(source_name, table_id) %}
+  {%- if not execute -%}
+    {{ return({'keys': [], 'columns': [], 'found': false, 'renames': {}}) }}
+  {%- endif -%}
+  {%- set renames = lakecdc_column_renames(source_name, table_id) -%}
+  {%- set events = lakecdc_bronze_relation(source_name, 'events') -%}
+  {%- set schemas = lakecdc_bronze_relation(source_name, 'schemas') -%}
+  {%- set query -%}
+    select u.kind, s.schema_id, max(s.schema) as schema, min(s.first_seq) as first_seq
+    from {{ schemas }} s
+    join (select distinct 'value' as kind, value_schema_id as id from {{ events }}
+          where table_id = {{ lakecdc_lit(table_id) }} and value_schema_id is not null
+          union
+          select distinct 'key' as kind, key_schema_id as id from {{ events }}
+          where table_id = {{ lakecdc_lit(table_id) }} and key_schema_id is not null) u
+      on s.schema_id = u.id
+    group by u.kind, s.schema_id
+    order by first_seq, schema_id
+  {%- endset -%}
+  {%- set rows = run_query(query).rows -%}
+  {%- set ns = namespace(key_schema=none) -%}
+  {%- set cols = {} -%}
+  {%- set order = [] -%}
+  {%- for row in rows -%}
+    {%- set sch = fromjson(row[2]) -%}
+    {%- if row[0] == 'key' -%}
+      {%- set ns.key_schema = sch -%}
+    {%- else -%}
+      {%- set after = (sch.get('fields') or []) | selectattr('field', 'equalto', 'after') | list -%}
+      {%- if after and after[0].get('type') == 'struct' -%}
+        {%- for f in after[0].get('fields') or [] -%}
+          {%- set name = renames.get(f.field, f.field) -%}
+          {%- if name not in cols -%}
+            {%- do cols.update({name: {'types': [], 'variants': [], 'toast': false, 'raws': []}}) -%}
+            {%- do order.append(name) -%}
+          {%- endif -%}
+          {%- set raw = "__vals[" ~ lakecdc_lit(f.field) ~ "]" -%}
+          {%- do cols[name]['types'].append(lakecdc_spark_type(f) | trim) -%}
+          {%- do cols[name]['variants'].append([row[1], lakecdc_decode(raw, f) | trim]) -%}
+          {%- if raw not in cols[name]['raws'] -%}{%- do cols[name]['raws'].append(raw) -%}{%- endif -%}
+          {%- if lakecdc_may_be_unavailable(f) | trim == 'True' -%}{%- do cols[name].update({'toast': true}) -%}{%- endif -%}
+        {%- endfor -%}
+      {%- elif after -%}
+        {#- MongoDB: `after` is the document as a JSON string -#}
+        {%- if 'document' not in cols -%}
+          {%- do cols.update({'document': {'types': ['string'], 'variants': [[row[1], "get_json_object(value, '$.after')"]],
+                              'toast': false, 'raws': []}}) -%}
+          {%- do order.append('document') -%}
+        {%- endif -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set keys = [] -%}
+  {%- if ns.key_schema is not none -%}
+    {%- for f in ns.key_schema.get('fields') or [] -%}
+      {%- set t = lakecdc_spark_type(f) | trim -%}
+      {%- do keys.append({'name': f.field, 'type': t,
+                          'expr': 'cast(' ~ (lakecdc_decode("__k[" ~ lakecdc_lit(f.field) ~ "]", f) | trim) ~ ' as ' ~ t ~ ')'}) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- set key_names = keys | map(attribute='name') | list -%}
+  {%- set columns = [] -%}
+  {%- for name in order if name not in key_names -%}
+    {%- set c = cols[name] -%}
+    {%- set t = lakecdc_widest_type(c['types']) | trim -%}
+    {%- set distinct_exprs = c['variants'] | map(attribute=1) | unique | list -%}
+    {%- if distinct_exprs | length == 1 -%}
+      {%- set expr = 'cast(' ~ distinct_exprs[0] ~ ' as ' ~ t ~ ')' -%}
+    {%- else -%}
+      {%- set parts = [] -%}
+      {%- for e in distinct_exprs -%}
+        {%- set ids = [] -%}
+        {%- for v in c['variants'] if v[1] == e -%}{%- do ids.append(lakecdc_lit(v[0])) -%}{%- endfor -%}
+        {%- do parts.append('when value_schema_id in (' ~ ids | join(', ') ~ ') then cast(' ~ e ~ ' as ' ~ t ~ ')') -%}
+      {%- endfor -%}
+      {%- set expr = 'case ' ~ parts | join(' ') ~ ' end' -%}
+    {%- endif -%}
+    {%- do columns.append({'name': name, 'type': t, 'expr': expr, 'toast': c['toast'], 'raws': c['raws']}) -%}
+  {%- endfor -%}
+  {{ return({'keys': keys, 'columns': columns, 'found': rows | length > 0, 'renames': renames}) }}
+{% endmacro %}
+
+{% macro lakecdc_staging(source_name, table_id) %}
+  {%- set spec = lakecdc_table_spec(source_name, table_id) -%}
+  {%- if execute and not spec['found'] -%}
+    {{ exceptions.raise_compiler_error("lakecdc: no registered schemas for table " ~ table_id ~ " in source "
+                                       ~ source_name ~ " (is bronze." ~ source_name ~ "_schemas filled?)") }}
+  {%- endif -%}
+  {%- set toast = spec['columns'] | selectattr('toast') | list -%}
+  select
+    {%- for k in spec['keys'] %}
+    {{ k['expr'] }} as {{ lakecdc_ident(k['name']) }},
+    {%- endfor %}
+    {%- for c in spec['columns'] %}
+    {{ c['expr'] }} as {{ lakecdc_ident(c['name']) }},
+    {%- endfor %}
+    {%- if toast %}
+    filter(array(
+      {%- for c in toast %}
+      case when {% for raw in c['raws'] %}{{ lakecdc_is_unavailable(raw) }}{% if not loop.last %} or {% endif %}{% endfor %} then {{ lakecdc_lit(c['name']) }} end
+      {%- if not loop.last %},{% endif %}
+      {%- endfor %}), x -> x is not null) as _unavailable,
+    {%- else %}
+    cast(array() as array<string>) as _unavailable,
+    {%- endif %}
+    op as _op,
+    seq as _seq,
+    timestamp_millis(source_ts_ms) as _source_ts,
+    timestamp_millis(ts_ms) as _ts,
+    batch_id as _batch_id,
+    key as _key_json
+  from (
+    select e.*, coalesce(__v.after, __v.before) as __vals, from_json(e.key, 'map<string,string>') as __k
+    from (
+      select e.*,
+             from_json(e.value, 'before map<string,string>, after map<string,string>') as __v
+      from {{ lakecdc_bronze_relation(source_name, 'events') }} e
+      where e.table_id = {{ lakecdc_lit(table_id) }} and e.op is not null
+    ) e
+  ) e
+{% endmacro %}

@@ -1,0 +1,177 @@
+{#-
+  Debezium / Kafka Connect semantic types -> Spark SQL types and decoding expressions.
+
+  Every field of a Kafka Connect schema (as stored in bronze.<S>_schemas) is decoded from its raw JSON
+  text (a string: numbers as digits, structs and arrays as JSON text) by `lakecdc_decode(raw, field)`,
+  whose result has the type `lakecdc_spark_type(field)`. The semantic name (`field.name`) wins over the
+  physical type, as in Debezium.
+-#}
+
+{% macro lakecdc_ident(name) -%}
+  `{{ name | replace('`', '``') }}`
+{%- endmacro %}
+
+{% macro lakecdc_lit(value) -%}
+  '{{ value | string | replace("\\", "\\\\") | replace("'", "\\'") }}'
+{%- endmacro %}
+
+{#- decimal(p, s) for a Connect Decimal field, or string when it cannot fit Spark's 38 digits -#}
+{% macro lakecdc_decimal_type(params) -%}
+  {%- set scale = (params.get('scale', '0') | int) -%}
+  {%- set precision = (params.get('connect.decimal.precision', '38') | int) -%}
+  {%- if precision > 38 or scale > 38 -%}string
+  {%- else -%}decimal({{ [precision, scale, 1] | max }},{{ scale }})
+  {%- endif -%}
+{%- endmacro %}
+
+{% macro lakecdc_spark_type(f) -%}
+  {%- set name = f.get('name') or '' -%}
+  {%- set t = f.get('type') -%}
+  {%- set params = f.get('parameters') or {} -%}
+  {%- if name in ('io.debezium.time.Date', 'org.apache.kafka.connect.data.Date') -%}date
+  {%- elif name in ('io.debezium.time.Timestamp', 'io.debezium.time.MicroTimestamp', 'io.debezium.time.NanoTimestamp',
+                    'io.debezium.time.ZonedTimestamp', 'org.apache.kafka.connect.data.Timestamp') -%}timestamp
+  {%- elif name in ('io.debezium.time.Time', 'io.debezium.time.MicroTime', 'io.debezium.time.NanoTime',
+                    'org.apache.kafka.connect.data.Time', 'io.debezium.time.ZonedTime') -%}string
+  {%- elif name == 'io.debezium.time.Year' -%}int
+  {%- elif name == 'io.debezium.time.MicroDuration' -%}bigint
+  {%- elif name == 'io.debezium.time.NanoDuration' -%}bigint
+  {%- elif name == 'org.apache.kafka.connect.data.Decimal' -%}{{ lakecdc_decimal_type(params) }}
+  {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}decimal(38,10)
+  {%- elif name == 'io.debezium.data.Bits' -%}binary
+  {%- elif name in ('io.debezium.data.geometry.Geometry', 'io.debezium.data.geometry.Geography') -%}struct<srid:int,wkb:binary>
+  {%- elif name == 'io.debezium.data.geometry.Point' -%}struct<x:double,y:double,srid:int,wkb:binary>
+  {%- elif t == 'int8' -%}tinyint
+  {%- elif t == 'int16' -%}smallint
+  {%- elif t == 'int32' -%}int
+  {%- elif t == 'int64' -%}bigint
+  {%- elif t == 'float32' -%}float
+  {%- elif t == 'float64' -%}double
+  {%- elif t == 'boolean' -%}boolean
+  {%- elif t == 'bytes' -%}binary
+  {%- elif t == 'array' -%}array<{{ lakecdc_spark_type(f.get('items')) }}>
+  {%- elif t == 'map' -%}map<{{ lakecdc_spark_type(f.get('keys')) }},{{ lakecdc_spark_type(f.get('values')) }}>
+  {%- else -%}string
+  {%- endif -%}
+{%- endmacro %}
+
+{#- A two's complement big-endian integer (base64 text, up to 16 bytes) as decimal(38,0). conv() handles
+    at most 63 bits, so the 32 hex digits are split into 4 + 14 + 14 digits. -#}
+{% macro lakecdc_unscaled_int(raw) -%}
+  {%- set h = "hex(unbase64(" ~ raw ~ "))" -%}
+  {%- set neg = "(substr(" ~ h ~ ", 1, 1) >= '8')" -%}
+  {%- set p = "lpad(" ~ h ~ ", 32, case when " ~ neg ~ " then 'F' else '0' end)" -%}
+  ((cast(conv(substr({{ p }}, 1, 4), 16, 10) as decimal(38,0)) - case when {{ neg }} then 65536 else 0 end)
+     * cast(5192296858534827628530496329220096 as decimal(38,0))
+   + cast(conv(substr({{ p }}, 5, 14), 16, 10) as decimal(38,0)) * cast(72057594037927936 as decimal(38,0))
+   + cast(conv(substr({{ p }}, 19, 14), 16, 10) as decimal(38,0)))
+{%- endmacro %}
+
+{#- unscaled integer (decimal(38,0) SQL) and scale (SQL int) -> exact decimal text, e.g. -123.45 -#}
+{% macro lakecdc_scaled_text(unscaled, scale) -%}
+  {#- lpad() truncates longer strings, so pad only short ones -#}
+  {%- set a = "cast(abs(" ~ unscaled ~ ") as string)" -%}
+  {%- set d = "(case when length(" ~ a ~ ") <= " ~ scale ~ " then lpad(" ~ a ~ ", " ~ scale ~ " + 1, '0') else " ~ a ~ " end)" -%}
+  case when {{ unscaled }} is null then null
+       when {{ scale }} <= 0 then cast({{ unscaled }} as string)
+       else concat(case when {{ unscaled }} < 0 then '-' else '' end,
+                   substr({{ d }}, 1, length({{ d }}) - {{ scale }}), '.',
+                   substr({{ d }}, length({{ d }}) - {{ scale }} + 1)) end
+{%- endmacro %}
+
+{#- raw: SQL expression of the field's raw JSON text. Returns an expression of lakecdc_spark_type(f). -#}
+{% macro lakecdc_decode(raw, f) -%}
+  {%- set name = f.get('name') or '' -%}
+  {%- set t = f.get('type') -%}
+  {%- set params = f.get('parameters') or {} -%}
+  {%- if name in ('io.debezium.time.Date', 'org.apache.kafka.connect.data.Date') -%}
+    date_add(date'1970-01-01', cast({{ raw }} as int))
+  {%- elif name in ('io.debezium.time.Timestamp', 'org.apache.kafka.connect.data.Timestamp') -%}
+    timestamp_millis(cast({{ raw }} as bigint))
+  {%- elif name == 'io.debezium.time.MicroTimestamp' -%}
+    timestamp_micros(cast({{ raw }} as bigint))
+  {%- elif name == 'io.debezium.time.NanoTimestamp' -%}
+    timestamp_micros(cast({{ raw }} as bigint) div 1000)
+  {%- elif name == 'io.debezium.time.ZonedTimestamp' -%}
+    to_timestamp({{ raw }})
+  {%- elif name in ('io.debezium.time.Time', 'org.apache.kafka.connect.data.Time') -%}
+    date_format(timestamp_millis(cast({{ raw }} as bigint)), 'HH:mm:ss.SSS')
+  {%- elif name == 'io.debezium.time.MicroTime' -%}
+    date_format(timestamp_micros(cast({{ raw }} as bigint)), 'HH:mm:ss.SSSSSS')
+  {%- elif name == 'io.debezium.time.NanoTime' -%}
+    date_format(timestamp_micros(cast({{ raw }} as bigint) div 1000), 'HH:mm:ss.SSSSSS')
+  {%- elif name == 'org.apache.kafka.connect.data.Decimal' -%}
+    {%- set target = lakecdc_decimal_type(params) -%}
+    {%- if t != 'bytes' -%}cast({{ raw }} as {{ target }})
+    {%- else -%}
+    cast({{ lakecdc_scaled_text(lakecdc_unscaled_int(raw), params.get('scale', '0') | int) }} as {{ target }})
+    {%- endif -%}
+  {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}
+    cast({{ lakecdc_scaled_text(lakecdc_unscaled_int("get_json_object(" ~ raw ~ ", '$.value')"),
+                                "cast(get_json_object(" ~ raw ~ ", '$.scale') as int)") }} as decimal(38,10))
+  {%- elif name in ('io.debezium.data.geometry.Geometry', 'io.debezium.data.geometry.Geography') -%}
+    case when {{ raw }} is not null then named_struct(
+      'srid', cast(get_json_object({{ raw }}, '$.srid') as int),
+      'wkb', unbase64(get_json_object({{ raw }}, '$.wkb'))) end
+  {%- elif name == 'io.debezium.data.geometry.Point' -%}
+    case when {{ raw }} is not null then named_struct(
+      'x', cast(get_json_object({{ raw }}, '$.x') as double), 'y', cast(get_json_object({{ raw }}, '$.y') as double),
+      'srid', cast(get_json_object({{ raw }}, '$.srid') as int),
+      'wkb', unbase64(get_json_object({{ raw }}, '$.wkb'))) end
+  {%- elif t == 'bytes' -%}
+    unbase64({{ raw }})
+  {%- elif t == 'boolean' -%}
+    cast({{ raw }} as boolean)
+  {%- elif t in ('int8', 'int16', 'int32', 'int64', 'float32', 'float64') -%}
+    cast({{ raw }} as {{ lakecdc_spark_type(f) }})
+  {%- elif t == 'array' -%}
+    transform(from_json({{ raw }}, 'array<string>'), x -> {{ lakecdc_decode('x', f.get('items')) }})
+  {%- elif t == 'map' -%}
+    transform_values(from_json({{ raw }}, 'map<string,string>'), (k, v) -> {{ lakecdc_decode('v', f.get('values')) }})
+  {%- else -%}
+    {{ raw }}
+  {%- endif -%}
+{%- endmacro %}
+
+{#- Can a field carry Debezium's unavailable-value placeholder (TOASTed / LOB columns)? -#}
+{% macro lakecdc_may_be_unavailable(f) -%}
+  {{- f.get('type') in ('string', 'bytes', 'array', 'map') -}}
+{%- endmacro %}
+
+{#- SQL condition: the raw JSON text is the placeholder (string, base64 bytes, or an array/map holding it) -#}
+{% macro lakecdc_is_unavailable(raw) -%}
+  {%- set p = var('lakecdc_unavailable_placeholder', '__debezium_unavailable_value') -%}
+  {%- set b64 = var('lakecdc_unavailable_placeholder_base64', 'X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==') -%}
+  coalesce({{ raw }} in ({{ lakecdc_lit(p) }}, {{ lakecdc_lit(b64) }})
+           or ({{ raw }} like '[%' and {{ raw }} like {{ lakecdc_lit('%"' ~ p ~ '"%') }}), false)
+{%- endmacro %}
+
+{#- The widest Spark type of several (schema evolution: widened columns). -#}
+{% macro lakecdc_widest_type(types) -%}
+  {%- set uniq = types | unique | list -%}
+  {%- if uniq | length == 1 -%}{{ uniq[0] }}
+  {%- else -%}
+    {%- set ints = ['tinyint', 'smallint', 'int', 'bigint'] -%}
+    {%- set ns = namespace(all_int=true, all_num=true, all_dec=true, ip=0, s=0, rank=0) -%}
+    {%- for t in uniq -%}
+      {%- if t in ints -%}
+        {%- set ns.rank = [ns.rank, ints.index(t)] | max -%}
+        {%- set ns.ip = [ns.ip, [3, 5, 10, 19][ints.index(t)]] | max -%}
+      {%- elif t.startswith('decimal(') -%}
+        {%- set ns.all_int = false -%}
+        {%- set ps = t[8:-1].split(',') -%}
+        {%- set ns.ip = [ns.ip, (ps[0] | int) - (ps[1] | int)] | max -%}
+        {%- set ns.s = [ns.s, ps[1] | int] | max -%}
+      {%- elif t in ('float', 'double') -%}
+        {%- set ns.all_int = false -%}{%- set ns.all_dec = false -%}
+      {%- else -%}
+        {%- set ns.all_num = false -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- if not ns.all_num -%}string
+    {%- elif ns.all_int -%}{{ ints[ns.rank] }}
+    {%- elif ns.all_dec -%}decimal({{ [ns.ip + ns.s, 38] | min }},{{ ns.s }})
+    {%- else -%}double
+    {%- endif -%}
+  {%- endif -%}
+{%- endmacro %}

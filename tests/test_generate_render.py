@@ -1,0 +1,58 @@
+"""`lakecdc generate` file rendering: one staging, current and history model per table plus YAML;
+idempotent re-runs; files edited by hand are never overwritten."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ingest.generate.catalog import CapturedColumn, CapturedTable
+from ingest.generate.render import WriteResult, is_unedited, render_source, write_files
+
+pytestmark = pytest.mark.unit
+
+
+def _tables() -> list[CapturedTable]:
+    cols = [CapturedColumn("id", "INT"), CapturedColumn("name", "VARCHAR(255)")]
+    return [CapturedTable("inventory", "inventory.public.customers", ["id"], cols),
+            CapturedTable("inventory", "inventory.public.orders", ["id"], cols),
+            CapturedTable("inventory", "inventory.other.orders", ["id"], cols)]
+
+
+def test_renders_models_and_yaml(tmp_path: Path):
+    files = render_source("inventory", _tables(), tmp_path)
+    names = sorted(p.relative_to(tmp_path).as_posix() for p in files)
+    assert "silver/inventory/inventory__customers.sql" in names
+    assert "silver/inventory/inventory__customers_history.sql" in names
+    assert "staging/inventory/stg_inventory__customers.sql" in names
+    # two tables named orders in different schemas get the full id in their model name
+    assert "silver/inventory/inventory__inventory_public_orders.sql" in names
+    assert "silver/inventory/inventory__inventory_other_orders.sql" in names
+    stg = files[tmp_path / "staging/inventory/stg_inventory__customers.sql"]
+    assert "lakecdc_staging('inventory', 'inventory.public.customers')" in stg
+    doc = yaml.safe_load(files[tmp_path / "silver/inventory/_inventory__models.yml"])
+    current = next(m for m in doc["models"] if m["name"] == "inventory__customers")
+    assert current["columns"][0] == {"name": "id", "description": "primary key column", "data_tests": ["not_null"]}
+    assert {"lakecdc_unique_current": {"arguments": {"keys": ["id"]}}} in current["data_tests"]
+
+
+def test_rerun_is_idempotent_and_keeps_edits(tmp_path: Path):
+    first = WriteResult([], [], [])
+    write_files(render_source("inventory", _tables(), tmp_path), first)
+    assert len(first.written) == 11 and not first.kept
+    edited = tmp_path / "silver/inventory/inventory__customers.sql"
+    edited.write_text(edited.read_text() + "-- my change\n")
+    assert not is_unedited(edited.read_text())
+    second = WriteResult([], [], [])
+    write_files(render_source("inventory", _tables(), tmp_path), second)
+    assert second.written == [] and second.kept == [edited] and len(second.unchanged) == 10
+    assert edited.read_text().endswith("-- my change\n")
+    # a generated, unedited file is refreshed when the catalog changes (a new column)
+    tables = _tables()
+    tables[0].columns.append(CapturedColumn("email", "TEXT"))
+    third = WriteResult([], [], [])
+    write_files(render_source("inventory", tables, tmp_path), third)
+    assert third.written == [tmp_path / "silver/inventory/_inventory__models.yml"]
+    assert "email" in third.written[0].read_text()

@@ -1,0 +1,201 @@
+"""Silver end to end on the local engine: bronze rows (contract columns) -> `lakecdc generate` models ->
+dbt build. Semantic type decoding, TOAST, deletes (hard and soft), truncate, schema evolution without
+a full refresh, full refresh equal to incremental, and no new Delta version when nothing is new."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from ingest.generate.catalog import captured_tables
+from ingest.generate.render import WriteResult, render_source, write_files
+from tests.test_silver_support import (
+    DATE,
+    INT32,
+    INT64,
+    MICRO_TS,
+    PLACEHOLDER,
+    STRING,
+    ZONED_TS,
+    Bronze,
+    decimal_field,
+    delta_versions,
+    encode_decimal,
+    make_project,
+    run_dbt,
+)
+
+pytestmark = pytest.mark.integration
+T = "shop.public.items"
+KEYS = [("id", INT32)]
+
+
+def _generate(spark, project: Path, source: str = "inv") -> None:
+    write_files(render_source(source, captured_tables(spark, source), project / "models"), WriteResult([], [], []))
+
+
+def _rows(spark, table: str, order: str = "id") -> list[dict]:
+    return [r.asDict() for r in spark.sql(f"SELECT * FROM {table} ORDER BY {order}").collect()]
+
+
+def test_semantic_types_are_decoded(engine, warehouse: Path, tmp_path: Path):
+    cols = [("id", INT32), ("born", DATE), ("at", MICRO_TS), ("zoned", ZONED_TS),
+            ("nano", {"type": "int64", "name": "io.debezium.time.NanoTimestamp"}),
+            ("t", {"type": "int64", "name": "io.debezium.time.MicroTime"}),
+            ("price", decimal_field(20, 4)),
+            ("vsd", {"type": "struct", "name": "io.debezium.data.VariableScaleDecimal",
+                     "fields": [{"type": "int32", "field": "scale"}, {"type": "bytes", "field": "value"}]}),
+            ("doc", {"type": "string", "name": "io.debezium.data.Json"}),
+            ("big", INT64), ("ratio", {"type": "float64"}), ("ok", {"type": "boolean"}),
+            ("tags", {"type": "array", "items": {"type": "string"}}),
+            ("days", {"type": "array", "items": DATE}),
+            ("raw", {"type": "bytes"}),
+            ("pt", {"type": "struct", "name": "io.debezium.data.geometry.Point",
+                    "fields": [{"type": "float64", "field": "x"}, {"type": "float64", "field": "y"}]})]
+    bronze = Bronze(engine.spark, warehouse)
+    after = {"id": 1, "born": 19723, "at": 1_718_000_000_123_456, "zoned": "2024-06-10T06:13:20.5+02:00",
+             "nano": 1_718_000_000_123_456_789, "t": 45_296_000_001,
+             "price": encode_decimal(Decimal("-123456789012.3456"), 4),
+             "vsd": {"scale": 3, "value": encode_decimal(Decimal("-1.5"), 3)},
+             "doc": '{"a": [1, 2]}', "big": 9_007_199_254_740_993, "ratio": 0.25, "ok": True,
+             "tags": ["x", "y"], "days": [0, 1], "raw": base64.b64encode(b"\x00\xff").decode(),
+             "pt": {"x": 1.5, "y": -2.0}}
+    bronze.land([bronze.event(T, "c", {"id": 1}, None, after, KEYS, cols)])
+    project = make_project(tmp_path, warehouse)
+    _generate(engine.spark, project)
+    run_dbt(engine, project, "build")
+    row = _rows(engine.spark, "silver.inv__items")[0]
+    assert row["born"] == dt.date(2024, 1, 1)
+    assert row["at"] == dt.datetime(2024, 6, 10, 6, 13, 20, 123456)
+    assert row["zoned"] == dt.datetime(2024, 6, 10, 4, 13, 20, 500000)
+    assert row["nano"] == dt.datetime(2024, 6, 10, 6, 13, 20, 123456)
+    assert row["t"] == "12:34:56.000001"
+    assert row["price"] == Decimal("-123456789012.3456")
+    assert row["vsd"] == Decimal("-1.5")
+    assert row["doc"] == '{"a": [1, 2]}'
+    assert row["big"] == 9_007_199_254_740_993
+    assert (row["ratio"], row["ok"], row["tags"]) == (0.25, True, ["x", "y"])
+    assert row["days"] == [dt.date(1970, 1, 1), dt.date(1970, 1, 2)]
+    assert bytes(row["raw"]) == b"\x00\xff"
+    assert (row["pt"]["x"], row["pt"]["y"]) == (1.5, -2.0)
+    assert row["_op"] == "c"
+
+
+def test_incremental_toast_truncate_and_no_new_version(engine, warehouse: Path, tmp_path: Path):
+    spark = engine.spark
+    cols = [("id", INT32), ("name", STRING), ("qty", INT32)]
+    b = Bronze(spark, warehouse)
+
+    def ev(op, i, name=None, qty=None):
+        after = None if op == "d" else {"id": i, "name": name, "qty": qty}
+        return b.event(T, op, {"id": i}, None, after, KEYS, cols)
+
+    b.land([ev("r", 1, "a", 1), ev("r", 2, "b", 2), ev("r", 3, "c", 3)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build")
+    b.land([ev("u", 1, PLACEHOLDER, 10), ev("d", 2), ev("c", 4, "d", 4), ev("u", 4, "d2", 5)])
+    run_dbt(engine, project, "build")
+    current = [(r["id"], r["name"], r["qty"], r["_op"]) for r in _rows(spark, "silver.inv__items")]
+    assert current == [(1, "a", 10, "u"), (3, "c", 3, "r"), (4, "d2", 5, "u")]
+    history = [(r["id"], r["name"], r["qty"], r["is_current"])
+               for r in _rows(spark, "silver.inv__items_history", "id, valid_from_seq")]
+    assert history == [(1, "a", 1, False), (1, "a", 10, True), (2, "b", 2, False), (3, "c", 3, True),
+                       (4, "d", 4, False), (4, "d2", 5, True)]
+
+    tables = [warehouse / "silver" / n for n in ("inv__items", "inv__items_history", "lakecdc_state")]
+    before = [delta_versions(p) for p in tables]
+    run_dbt(engine, project, "build")
+    assert [delta_versions(p) for p in tables] == before, "a build with no new bronze rows wrote a Delta version"
+
+    update = ev("u", 3, "c2", 30)
+    truncate = {**b.event(T, "t", None, None, None, KEYS, cols), "key": None}  # seq after the update
+    b.land([update, truncate, ev("c", 5, "e", 5)])
+    run_dbt(engine, project, "build")
+    assert [(r["id"], r["name"]) for r in _rows(spark, "silver.inv__items")] == [(5, "e")]
+    open_versions = spark.sql("SELECT id FROM silver.inv__items_history WHERE is_current").collect()
+    assert [r["id"] for r in open_versions] == [5]
+    closed = spark.sql("SELECT valid_to_seq FROM silver.inv__items_history WHERE id = 3 AND name = 'c2'").collect()
+    assert closed[0]["valid_to_seq"] == truncate["seq"]
+
+
+def test_schema_evolution_without_full_refresh(engine, warehouse: Path, tmp_path: Path):
+    spark = engine.spark
+    v1 = [("id", INT32), ("n", INT32), ("amount", decimal_field(5, 2))]
+    v2 = [("id", INT32), ("n", INT64), ("amount", decimal_field(12, 4)), ("note", STRING)]
+    b = Bronze(spark, warehouse)
+    b.land([b.event(T, "c", {"id": i}, None, {"id": i, "n": i, "amount": encode_decimal(Decimal("1.25"), 2)},
+                    KEYS, v1) for i in (1, 2)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build", "--select", "inv__items")
+    b.land([b.event(T, "u", {"id": 2}, None, {"id": 2, "n": 5_000_000_000,
+                                              "amount": encode_decimal(Decimal("12345678.1234"), 4), "note": "hi"},
+                    KEYS, v2)])
+    run_dbt(engine, project, "build")  # incremental: the table exists, no --full-refresh
+    types = {f.name: f.dataType.simpleString() for f in spark.table("silver.inv__items").schema.fields}
+    assert (types["n"], types["amount"], types["note"]) == ("bigint", "decimal(12,4)", "string")
+    incremental = [(r["id"], r["n"], r["amount"], r["note"]) for r in _rows(spark, "silver.inv__items")]
+    assert incremental == [(1, 1, Decimal("1.25"), None), (2, 5_000_000_000, Decimal("12345678.1234"), "hi")]
+    run_dbt(engine, project, "build", "--full-refresh")
+    rebuilt = [(r["id"], r["n"], r["amount"], r["note"]) for r in _rows(spark, "silver.inv__items")]
+    assert rebuilt == incremental
+
+
+def test_soft_deletes(engine, warehouse: Path, tmp_path: Path):
+    spark = engine.spark
+    cols = [("id", INT32), ("name", STRING)]
+    b = Bronze(spark, warehouse)
+    b.land([b.event(T, "c", {"id": i}, None, {"id": i, "name": f"n{i}"}, KEYS, cols) for i in (1, 2)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build", "--vars", "{lakecdc_delete_mode: soft}")
+    b.land([b.event(T, "d", {"id": 1}, {"id": 1, "name": "n1"}, None, KEYS, cols, ts_ms=1_700_000_100_000)])
+    run_dbt(engine, project, "build", "--vars", "{lakecdc_delete_mode: soft}")
+    rows = [(r["id"], r["name"], r["_is_deleted"], r["_deleted_at"]) for r in _rows(spark, "silver.inv__items")]
+    assert rows == [(1, "n1", True, dt.datetime(2023, 11, 14, 22, 15)), (2, "n2", False, None)]
+
+
+def test_renamed_column_keeps_its_data(engine, warehouse: Path, tmp_path: Path):
+    """The schema history shows `descr` renamed to `details` (same position and type): silver moves the
+    old values to the new name, without a full refresh, and a full refresh gives the same table."""
+    import json
+
+    from ingest.bronze.contract import ddl_columns
+    from ingest.schema.history import HISTORY_COLUMNS
+
+    spark = engine.spark
+    v1 = [("id", INT32), ("descr", STRING)]
+    v2 = [("id", INT32), ("details", STRING)]
+    b = Bronze(spark, warehouse)
+    b.land([b.event(T, "c", {"id": i}, None, {"id": i, "descr": f"d{i}"}, KEYS, v1) for i in (1, 2)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build")
+
+    def version(n: int, names: list[str]) -> dict:
+        cols = [{"name": c, "position": i + 1, "type_name": "INT" if c == "id" else "VARCHAR", "key": c == "id",
+                 "spark_type": "INT" if c == "id" else "STRING"} for i, c in enumerate(names)]
+        row = {name: None for name, _ in HISTORY_COLUMNS}
+        row.update(source="inv", table_id=T, version=n, valid_from_seq=f"{n:012x}", change_kind="ALTER" if n > 1
+                   else "CREATE", columns=json.dumps(cols), primary_key='["id"]', parse_status="ok")
+        return row
+
+    rows = [version(1, ["id", "descr"]), version(2, ["id", "details"])]
+    spark.createDataFrame([tuple(r[name] for name, _ in HISTORY_COLUMNS) for r in rows],
+                          schema=ddl_columns(HISTORY_COLUMNS)).write.format("delta").save(
+        str(warehouse / "bronze" / "inv_schema_history"))
+    spark.sql(f"CREATE TABLE bronze.inv_schema_history USING delta LOCATION '{warehouse}/bronze/inv_schema_history'")
+    b.land([b.event(T, "u", {"id": 2}, None, {"id": 2, "details": "new2"}, KEYS, v2)])
+    run_dbt(engine, project, "build")
+    incremental = _rows(spark, "silver.inv__items")
+    assert [(r["id"], r["details"]) for r in incremental] == [(1, "d1"), (2, "new2")]
+    assert "descr" not in incremental[0]
+    history = [(r["id"], r["details"]) for r in _rows(spark, "silver.inv__items_history", "id, valid_from_seq")]
+    assert history == [(1, "d1"), (2, "d2"), (2, "new2")]
+    run_dbt(engine, project, "build", "--full-refresh")
+    assert _rows(spark, "silver.inv__items") == incremental
