@@ -21,6 +21,7 @@ install_all() {
   local need=()
   pgbin >/dev/null || need+=(postgresql)
   command -v mariadbd >/dev/null || need+=(mariadb-server mariadb-client)
+  { [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || need+=(chromium chromium-driver)  # report browser test
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]} from Debian"
     export DEBIAN_FRONTEND=noninteractive

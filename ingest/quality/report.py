@@ -1,0 +1,177 @@
+"""The analyst's report under the report directory (default reports/quality/):
+
+  index.html             suites with pass / warn / fail, counts, links (self-contained, no network)
+  suites/<suite>.html    one page per suite (table): every expectation with severity, result, observed
+                         value and, for failures, a sample of the offending rows
+  history.html           status of every suite across the kept runs (not only the last)
+  summary.json           this run, machine-readable; runs/<run_id>.json keeps each run
+  history.jsonl          one line per run (the source of history.html)
+  data_docs/index.html   great-expectations Data Docs of the same validations (suites and results)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ingest.quality.runner import Outcome, RunResult, SuiteResult
+
+STATUS_LABEL = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1f2328;background:#fff}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:24px 0 8px} .meta{color:#59636e;margin-bottom:16px}
+table{border-collapse:collapse;margin:8px 0 16px;font-size:14px} th,td{border:1px solid #d1d9e0;padding:4px 8px;
+text-align:left;vertical-align:top} th{background:#f6f8fa} .status{font-weight:700;border-radius:4px;padding:1px 6px}
+tr.fail-row td{background:#fff5f5} tr.warn-row td{background:#fffbe6}
+.pass{background:#dafbe1;color:#116329} .warn{background:#fff8c5;color:#7d4e00} .fail{background:#ffebe9;color:#a40e26}
+.sample{font-family:ui-monospace,Menlo,monospace;font-size:12px} .sample td{max-width:360px;overflow-wrap:anywhere}
+nav a{margin-right:16px} .err{color:#a40e26} code{background:#f6f8fa;padding:0 3px}
+"""
+
+
+def _e(value: Any) -> str:
+    if isinstance(value, dict | list):
+        value = json.dumps(value, default=str)
+    return html.escape("" if value is None else str(value))
+
+
+def suite_filename(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) + ".html"
+
+
+def _page(title: str, body: str, depth: int = 0) -> str:
+    up = "../" * depth
+    nav = (f'<nav><a href="{up}index.html">Suites</a><a href="{up}history.html">Run history</a>'
+           f'<a href="{up}summary.json">summary.json</a><a href="{up}data_docs/index.html">GX Data Docs</a></nav>')
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_e(title)}</title><style>{CSS}</style>"
+            f"</head><body>{nav}{body}</body></html>\n")
+
+
+def _badge(status: str) -> str:
+    return f'<span class="status {status}">{STATUS_LABEL.get(status, status.upper())}</span>'
+
+
+def _outcome_status(o: Outcome) -> str:
+    return "pass" if o.success else o.severity
+
+
+def _counts(suite: SuiteResult) -> tuple[int, int, int]:
+    passed = sum(o.success for o in suite.outcomes)
+    failed = sum(not o.success and o.severity == "fail" for o in suite.outcomes)
+    return passed, sum(not o.success for o in suite.outcomes) - failed, failed
+
+
+def _defined_in(suite: SuiteResult) -> str:
+    if suite.kind == "cdc":
+        return "expectations/project.yml (project-wide CDC checks)"
+    return suite.file or "generated default (not saved: lakecdc quality --generate)"
+
+
+def _index(run: RunResult, docs_index: str | None) -> str:
+    overall = "fail" if run.exit_code else ("warn" if any(s.status == "warn" for s in run.suites) else "pass")
+    rows = []
+    for s in run.suites:
+        passed, warned, failed = _counts(s)
+        gx = (f'<a href="{_e(s.docs_pages[0]["page"])}">Data Docs</a>' if s.docs_pages else "")
+        rows.append(f"<tr><td>{_badge(s.status)}</td><td><a href='suites/{suite_filename(s.name)}'>{_e(s.name)}</a>"
+                    f"</td><td>{_e(s.kind)}</td><td>{_e(s.table or '')}</td><td>{passed}</td><td>{warned}</td>"
+                    f"<td>{failed}</td><td>{gx}</td><td>{_e(_defined_in(s))}</td></tr>")
+    body = (f"<h1>Data quality {_badge(overall)}</h1><div class='meta'>run {_e(run.run_id)} · started "
+            f"{_e(run.started_at)} · {len(run.suites)} suites · {run.duration_s:.1f} s"
+            + (f" · <a href='{_e(docs_index)}'>great-expectations Data Docs</a>" if docs_index else "") + "</div>"
+            "<table id='suites'><tr><th>Status</th><th>Suite</th><th>Kind</th><th>Table</th><th>Passed</th>"
+            "<th>Warnings</th><th>Failures</th><th>GX</th><th>Defined in</th></tr>" + "".join(rows) + "</table>")
+    return _page("Data quality", body)
+
+
+def _sample_table(sample: dict[str, Any]) -> str:
+    head = "".join(f"<th>{_e(c)}</th>" for c in sample["columns"])
+    rows = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in sample["rows"])
+    return f"<table class='sample'><tr>{head}</tr>{rows}</table>"
+
+
+def _suite_page(suite: SuiteResult, run: RunResult) -> str:
+    rows, details = [], []
+    rank = {"fail": 0, "warn": 1, "pass": 2}  # failures first, then warnings, each in suite order
+    for n, o in enumerate(sorted(suite.outcomes, key=lambda o: rank[_outcome_status(o)])):
+        status = _outcome_status(o)
+        unexpected = "" if o.unexpected_count is None else f"{o.unexpected_count}"
+        if o.unexpected_percent is not None:
+            unexpected += f" ({o.unexpected_percent:.4g}%)"
+        observed = o.observed
+        if isinstance(observed, dict) and "columns" in observed:
+            observed = "; ".join(", ".join(f"{c}={v}" for c, v in zip(observed["columns"], row, strict=False))
+                                 for row in observed["rows"])
+        link = f"<a href='#x{n}'>rows</a>" if o.sample else ""
+        rows.append(f"<tr class='exp {status}-row'><td>{_badge(status)}</td><td>{_e(o.severity)}</td>"
+                    f"<td>{_e(o.description)}<br><code>{_e(o.type)}</code></td><td>{_e(o.column or '')}</td>"
+                    f"<td>{_e(observed)}</td><td>{_e(unexpected)}</td><td class='err'>{_e(o.error or '')}</td>"
+                    f"<td>{link}</td></tr>")
+        if o.sample:
+            details.append(f"<h2 id='x{n}'>Offending rows: {_e(o.description)}</h2>"
+                           f"<div class='meta'>{len(o.sample['rows'])} rows shown (a sample) · "
+                           f"<code>{_e(o.type)}</code> · batch {_e(o.batch)}</div>{_sample_table(o.sample)}")
+    passed, warned, failed = _counts(suite)
+    gx = "".join(f" · <a href='../{_e(p['page'])}'>GX Data Docs: {_e(p['batch'])}</a>" for p in suite.docs_pages)
+    where = f"table {suite.table}" if suite.table else "project-wide CDC checks of source " + suite.name[4:]
+    body = (f"<h1>{_e(suite.name)} {_badge(suite.status)}</h1><div class='meta'>{_e(suite.kind)} · "
+            f"{_e(where)} · {passed} passed, {warned} warnings, {failed} failures · run {_e(run.run_id)}"
+            f"{gx}</div><table id='expectations'><tr><th>Status</th><th>Severity</th><th>Expectation</th>"
+            "<th>Column</th><th>Observed</th><th>Unexpected</th><th>Error</th><th>Sample</th></tr>"
+            + "".join(rows) + "</table>" + "".join(details))
+    return _page(suite.name, body, depth=1)
+
+
+def _history_page(history: list[dict[str, Any]]) -> str:
+    runs = list(reversed(history))  # newest first
+    names = sorted({name for h in runs for name in h["suites"]})
+    head = "".join(f"<th>{_e(h['run_id'].removeprefix('lakecdc-'))}<br>{_e(h['started_at'])}</th>" for h in runs)
+    overall = "".join(f"<td>{_badge(h['status'])}</td>" for h in runs)
+    rows = [f"<tr><th>all suites</th>{overall}</tr>"]
+    for name in names:
+        cells = "".join(f"<td>{_badge(h['suites'][name]) if name in h['suites'] else '–'}</td>" for h in runs)
+        rows.append(f"<tr><td><a href='suites/{suite_filename(name)}'>{_e(name)}</a></td>{cells}</tr>")
+    body = (f"<h1>Run history</h1><div class='meta'>{len(runs)} runs kept, newest first</div>"
+            f"<table id='history'><tr><th>Suite</th>{head}</tr>{''.join(rows)}</table>")
+    return _page("Run history", body)
+
+
+def summary_dict(run: RunResult, docs_index: str | None) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id, "started_at": run.started_at, "duration_s": round(run.duration_s, 3),
+        "status": "fail" if run.exit_code else "pass", "exit_code": run.exit_code, "data_docs": docs_index,
+        "suites": [{"name": s.name, "table": s.table, "kind": s.kind, "file": s.file, "status": s.status,
+                    "data_docs": s.docs_pages, "page": f"suites/{suite_filename(s.name)}",
+                    "expectations": [dataclasses.asdict(o) for o in s.outcomes]} for s in run.suites],
+    }
+
+
+def write_report(run: RunResult, report_dir: Path, docs_index: str | None, keep_runs: int) -> Path:
+    """Write every page and the JSON files; returns the index page."""
+    (report_dir / "suites").mkdir(parents=True, exist_ok=True)
+    (report_dir / "runs").mkdir(exist_ok=True)
+    summary = summary_dict(run, docs_index)
+    text = json.dumps(summary, indent=2, default=str)
+    (report_dir / "summary.json").write_text(text)
+    (report_dir / "runs" / f"{run.run_id}.json").write_text(text)
+
+    history_file = report_dir / "history.jsonl"
+    history = [json.loads(line) for line in history_file.read_text().splitlines() if line.strip()] \
+        if history_file.exists() else []
+    history.append({"run_id": run.run_id, "started_at": run.started_at, "status": summary["status"],
+                    "suites": {s.name: s.status for s in run.suites}})
+    for old in history[:-keep_runs]:
+        (report_dir / "runs" / f"{old['run_id']}.json").unlink(missing_ok=True)
+    history = history[-keep_runs:]
+    history_file.write_text("".join(json.dumps(h) + "\n" for h in history))
+
+    for suite in run.suites:
+        (report_dir / "suites" / suite_filename(suite.name)).write_text(_suite_page(suite, run))
+    (report_dir / "history.html").write_text(_history_page(history))
+    index = report_dir / "index.html"
+    index.write_text(_index(run, docs_index))
+    return index

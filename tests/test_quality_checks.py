@@ -1,0 +1,253 @@
+"""`lakecdc quality` on real Delta tables through the engine: a clean lakehouse passes, and each seeded
+defect fails exactly the expectation that guards against it, with the offending rows in the report."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ingest.config import EngineSettings, ProjectConfig
+from ingest.quality.api import run_quality
+from ingest.quality.runner import Outcome, RunResult
+
+pytestmark = pytest.mark.integration
+
+DEFECTS = ("duplicate_key", "placeholder", "stale_source", "parse_error", "rejects", "scd2_overlap",
+           "reconciliation")
+PH = "__debezium_unavailable_value"
+
+
+def _sql_value(v: object) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return str(v)
+    if isinstance(v, tuple) and v[0] == "sql":  # a raw SQL expression
+        return str(v[1])
+    return "'" + str(v).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def create_table(spark, warehouse: Path, table: str, columns: str, rows: list[tuple]) -> None:
+    schema, name = table.split(".")
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    spark.sql(f"CREATE TABLE {schema}.{name} ({columns}) USING delta LOCATION '{warehouse}/{schema}/{name}'")
+    if rows:
+        values = ", ".join("(" + ", ".join(_sql_value(v) for v in row) + ")" for row in rows)
+        spark.sql(f"INSERT INTO {schema}.{name} VALUES {values}")
+
+
+def seed_lakehouse(spark, warehouse: Path, suffix: str = "", defect: str | None = None) -> dict[str, str]:
+    """Bronze (source `inv`), silver current + history and one gold table, with one optional defect.
+    Returns the schema names (bronze/silver/gold) for expectations/project.yml."""
+    bronze, silver, gold = f"bronze{suffix}", f"silver{suffix}", f"gold{suffix}"
+    now_ms = int(time.time() * 1000)
+    changed = now_ms - (3 * 86400 * 1000 if defect == "stale_source" else 60_000)
+    ts = ("sql", "current_timestamp()")
+    t = "inv.public.customers"
+
+    def event(op, key_id, seq, value=None):
+        key = None if op == "t" else json.dumps({"id": key_id})
+        return ("inv", "inv.public.customers", t, op, seq, key, value or "{}", "k1", "v1", changed + 5, changed,
+                None, "false", None, 1, ("sql", f"timestamp_millis({changed + 1500})"))
+
+    events = [event("r", 1, "0001"), event("r", 2, "0002"), event("r", 3, "0003"), event("c", 4, "0004"),
+              event("u", 1, "0005"), event("d", 3, "0006")]  # live keys: 1, 2, 4
+    create_table(spark, warehouse, f"{bronze}.inv_events",
+                 "source STRING, topic STRING, table_id STRING, op STRING, seq STRING, key STRING, value STRING, "
+                 "key_schema_id STRING, value_schema_id STRING, ts_ms BIGINT, source_ts_ms BIGINT, txn_id STRING, "
+                 "snapshot STRING, position STRING, batch_id BIGINT, ingested_at TIMESTAMP", events)
+    columns = json.dumps([
+        {"name": "id", "source_type": "integer", "nullable": False, "key": True, "position": 1},
+        {"name": "name", "source_type": "varchar(255)", "nullable": True, "key": False, "position": 2},
+        {"name": "status", "source_type": "enum('active','closed')", "nullable": False, "key": False, "position": 3},
+    ])
+    history = [(t, 1, "0001", "create", columns, '["id"]', "CREATE TABLE customers (...)", "ok", None)]
+    if defect == "parse_error":
+        history.append((t, 2, "0007", "alter", columns, '["id"]', "ALTER TABLE customers FROBNICATE x",
+                        "error", "unsupported statement: ALTER TABLE customers FROBNICATE x"))
+    create_table(spark, warehouse, f"{bronze}.inv_schema_history",
+                 "table_id STRING, version INT, valid_from_seq STRING, change_kind STRING, columns STRING, "
+                 "primary_key STRING, ddl STRING, parse_status STRING, parse_error STRING", history)
+    rejects = [("inv", f"00{i}", "decode", f"cannot decode event {i}: bad JSON", ("sql", "X'7B7B'"), "{{",
+                None, 1, ts) for i in range(2)] if defect == "rejects" else []
+    create_table(spark, warehouse, f"{bronze}.inv_rejects",
+                 "source STRING, seq STRING, stage STRING, error STRING, raw BINARY, raw_text STRING, "
+                 "position STRING, batch_id BIGINT, rejected_at TIMESTAMP", rejects)
+
+    current = [(1, "ada", "active", "0005", ("sql", "current_timestamp()"), "u"),
+               (2, "grace", "closed", "0002", ts, "r"),
+               (4, PH if defect == "placeholder" else "edsger", "active", "0004", ts, "c")]
+    if defect == "duplicate_key":
+        current.append((2, "grace h.", "active", "0003", ts, "u"))
+    if defect == "reconciliation":
+        current = [row for row in current if row[0] != 4]
+    create_table(spark, warehouse, f"{silver}.inv_customers",
+                 "id INT, name STRING, status STRING, _seq STRING, _source_ts TIMESTAMP, _op STRING", current)
+
+    def d(day: int) -> tuple[str, str]:
+        return ("sql", f"TIMESTAMP'2024-01-{day:02d} 00:00:00'")
+
+    versions = [(1, "ada", "active", d(1), d(5), False), (1, "ada", "active", d(5), None, True),
+                (2, "grace", "closed", d(1), None, True), (3, "alan", "active", d(1), d(3), False),
+                (4, "edsger", "active", d(2), None, True)]
+    if defect == "scd2_overlap":
+        versions[0] = (1, "ada", "active", d(1), d(9), False)  # ends after the next version starts on the 5th
+    create_table(spark, warehouse, f"{silver}.inv_customers_history",
+                 "id INT, name STRING, status STRING, valid_from TIMESTAMP, valid_to TIMESTAMP, is_current BOOLEAN",
+                 versions)
+    create_table(spark, warehouse, f"{gold}.customers_by_status", "status STRING, customers BIGINT",
+                 [("active", 2), ("closed", 1)])
+    return {"bronze": bronze, "silver": silver, "gold": gold}
+
+
+def write_project(exp_dir: Path, schemas: dict[str, str], **checks: dict) -> None:
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    (exp_dir / "project.yml").write_text(yaml.safe_dump({"schemas": schemas, "checks": checks}))
+
+
+def config_for(warehouse: Path) -> ProjectConfig:
+    return ProjectConfig(engine=EngineSettings(profile="local", warehouse=warehouse), sources={}, path=None)
+
+
+def failures(run: RunResult) -> dict[tuple[str, str], Outcome]:
+    return {(o.suite, o.description): o for s in run.suites for o in s.outcomes if not o.success}
+
+
+def column_of(sample: dict, name: str) -> list:
+    i = sample["columns"].index(name)
+    return [row[i] for row in sample["rows"]]
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    """One engine for the module; every scenario uses its own schemas (bronze_x, silver_x, gold_x)."""
+    from ingest.engine import start_engine
+
+    warehouse = tmp_path_factory.mktemp("quality") / "warehouse"
+    warehouse.mkdir()
+    engine = start_engine(EngineSettings(profile="local", warehouse=warehouse), reuse=False)
+    yield engine, warehouse
+    engine.stop()
+
+
+def scenario(lake, tmp_path: Path, defect: str | None) -> tuple[RunResult, Path]:
+    engine, warehouse = lake
+    suffix = f"_{defect or 'clean'}"
+    schemas = seed_lakehouse(engine.spark, warehouse, suffix, defect)
+    exp_dir = tmp_path / "expectations"
+    write_project(exp_dir, schemas)
+    run = run_quality(config_for(warehouse), generate=True, output=tmp_path / "reports",
+                      expectations_dir=exp_dir, spark=engine.spark)
+    return run.result, tmp_path / "reports"
+
+
+def test_clean_lakehouse_passes_and_suites_are_generated(lake, tmp_path: Path):
+    result, reports = scenario(lake, tmp_path, None)
+    assert failures(result) == {}
+    assert result.exit_code == 0
+    names = [s.name for s in result.suites]
+    assert names == ["gold_clean.customers_by_status", "silver_clean.inv_customers",
+                     "silver_clean.inv_customers_history", "cdc.inv"]
+    # generated defaults: key from the schema history, enum domain, nullability, types
+    suite = yaml.safe_load((tmp_path / "expectations/silver_clean/inv_customers.yml").read_text())
+    assert suite["key"] == ["id"] and suite["kind"] == "current" and suite["table_id"] == "inv.public.customers"
+    types = {(e["type"], json.dumps(e["kwargs"], sort_keys=True)) for e in suite["expectations"]}
+    assert ("expect_column_values_to_be_unique", '{"column": "id"}') in types
+    assert ("expect_column_values_to_be_in_set", '{"column": "status", "value_set": ["active", "closed"]}') in types
+    assert ("expect_column_values_to_not_be_null", '{"column": "status"}') in types
+    assert ("expect_column_values_to_be_of_type", '{"column": "name", "type_": "StringType"}') in types
+    history = yaml.safe_load((tmp_path / "expectations/silver_clean/inv_customers_history.yml").read_text())
+    assert history["kind"] == "history"
+    assert {"type": "expect_compound_columns_to_be_unique", "kwargs": {"column_list": ["id", "valid_from"]},
+            "severity": "fail"} in history["expectations"]
+    # every CDC check ran and passed, with its observation
+    outcomes = {o.description: o for s in result.suites for o in s.outcomes}
+    recon = next(o for d, o in outcomes.items() if d.startswith("live keys in silver_clean.inv_customers"))
+    assert recon.success and recon.observed["rows"] == [[3, 3]]
+    summary = json.loads((reports / "summary.json").read_text())
+    assert summary["status"] == "pass" and len(summary["suites"]) == 4
+
+
+@pytest.mark.parametrize("defect", DEFECTS)
+def test_seeded_defect_fails_the_right_expectation(lake, tmp_path: Path, defect: str):
+    result, reports = scenario(lake, tmp_path, defect)
+    failed = failures(result)
+    suite = {"duplicate_key": "silver_duplicate_key.inv_customers", "placeholder": "silver_placeholder.inv_customers",
+             "scd2_overlap": "silver_scd2_overlap.inv_customers_history",
+             "reconciliation": "silver_reconciliation.inv_customers"}.get(defect, "cdc.inv")
+    assert {s for s, _ in failed} == {suite}, failed.keys()
+    assert len(failed) == 1, [d for _, d in failed]
+    outcome = next(iter(failed.values()))
+    sample = outcome.sample
+    assert sample and sample["rows"], outcome
+    if defect == "duplicate_key":
+        assert outcome.type == "expect_column_values_to_be_unique" and outcome.kwargs == {"column": "id"}
+        assert column_of(sample, "id") == [2, 2] and sorted(column_of(sample, "_seq")) == ["0002", "0003"]
+    elif defect == "placeholder":
+        assert outcome.description.startswith("no Debezium placeholder values")
+        assert column_of(sample, "id") == [4] and column_of(sample, "_lakecdc_placeholder_columns") == ["name"]
+    elif defect == "stale_source":
+        assert "latest change at most 86400 s old" in outcome.description and outcome.severity == "warn"
+        assert column_of(sample, "table_id") == ["inv.public.customers"]
+        assert column_of(sample, "age_seconds")[0] > 3 * 86400 - 60
+    elif defect == "parse_error":
+        assert "parsed into the schema history" in outcome.description
+        assert column_of(sample, "version") == [2]
+        assert column_of(sample, "_lakecdc_parse_problem") == [
+            "unsupported statement: ALTER TABLE customers FROBNICATE x"]
+    elif defect == "rejects":
+        assert outcome.type == "expect_table_row_count_to_be_between" and outcome.observed == 2
+        assert sorted(column_of(sample, "error")) == [
+            "cannot decode event 0: bad JSON", "cannot decode event 1: bad JSON"]
+    elif defect == "scd2_overlap":
+        assert outcome.description.startswith("SCD2 versions")
+        assert column_of(sample, "id") == [1]
+        assert column_of(sample, "_lakecdc_scd2_problem")[0].startswith("overlaps the next version starting 2024-01-05")
+    elif defect == "reconciliation":
+        assert outcome.type == "expect_column_pair_values_to_be_equal"
+        assert outcome.observed["rows"] == [[3, 2]]
+        assert column_of(sample, "id") == ["4"]
+        assert column_of(sample, "problem") == ["live in bronze, missing in silver"]
+    # severity decides the exit code: freshness is a warning by default, everything else fails the run
+    assert result.exit_code == (0 if defect == "stale_source" else 1)
+    page = (reports / "suites" / f"{suite}.html").read_text()
+    assert "Offending rows" in page and "FAIL" in (reports / "index.html").read_text() or defect == "stale_source"
+
+
+def test_user_edited_suite_and_history_retention(lake, tmp_path: Path):
+    """A user adds an expectation lakecdc has no row filter for (the sample then comes from
+    great-expectations' own unexpected values); history keeps only `history_runs` runs, in the report
+    and in the GX store."""
+    engine, warehouse = lake
+    schemas = seed_lakehouse(engine.spark, warehouse, "_edited")
+    exp_dir, reports = tmp_path / "expectations", tmp_path / "reports"
+    write_project(exp_dir, schemas)
+    (exp_dir / "project.yml").write_text(yaml.safe_dump({"schemas": schemas, "report": {"history_runs": 2}}))
+    config = config_for(warehouse)
+    run_quality(config, generate=True, output=reports, expectations_dir=exp_dir, spark=engine.spark)
+    path = exp_dir / "silver_edited" / "inv_customers.yml"
+    suite = yaml.safe_load(path.read_text())
+    suite["expectations"].append({"type": "expect_column_value_lengths_to_be_between",
+                                  "kwargs": {"column": "name", "max_value": 4}, "severity": "warn"})
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    (exp_dir / "silver_edited" / "gone.yml").write_text(yaml.safe_dump({"table": "silver_edited.gone", "expectations": [
+        {"type": "expect_table_row_count_to_be_between", "kwargs": {"min_value": 1}, "severity": "warn"}]}))
+    for _ in range(2):
+        run = run_quality(config, output=reports, expectations_dir=exp_dir, spark=engine.spark)
+    assert run.result.exit_code == 0  # warnings only
+    gone = failures(run.result).pop(("silver_edited.gone", "table row count to be between (min_value=1)"))
+    assert "gone" in gone.error and gone.severity == "warn"  # a missing table is a reported error
+    (outcome,) = [o for o in failures(run.result).values() if o.suite != "silver_edited.gone"]
+    assert outcome.type == "expect_column_value_lengths_to_be_between" and outcome.severity == "warn"
+    assert outcome.unexpected_count == 2 and sorted(column_of(outcome.sample, "value")) == ["edsger", "grace"]
+    history = [json.loads(line) for line in (reports / "history.jsonl").read_text().splitlines()]
+    assert len(history) == 2 and history[-1]["run_id"] == run.result.run_id
+    assert sorted(p.stem for p in (reports / "runs").glob("*.json")) == sorted(h["run_id"] for h in history)
+    stored = {p.name for p in (reports / "_gx").rglob("lakecdc-*") if p.is_dir() and "validations" in p.parts}
+    assert stored == {h["run_id"] for h in history}
