@@ -19,6 +19,7 @@ Command = Callable[[argparse.Namespace, ProjectConfig], int]
 # Modules that add subcommands: each defines `add_commands(subparsers)`, and every parser it adds calls
 # `set_defaults(func=...)` with a function (args, config) -> exit code. One line per module.
 COMMAND_MODULES: tuple[str, ...] = (
+    "ingest.ingest_cli",
     "ingest.quality.cli",
     "ingest.generate.cli",
     "ingest.schema.cli",

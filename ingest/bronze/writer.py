@@ -1,0 +1,218 @@
+"""Exactly-once landing of micro-batches into the bronze tables of one source (see docs/bronze.md).
+
+One `write(batch)`:
+  1. new schemas -> S_schemas (only schema ids not there yet)
+  2. schema change rows -> S_schema_changes, rejects -> S_rejects (rows a crashed earlier attempt already
+     committed are skipped, see below)
+  3. all events -> S_events in ONE Delta commit, last.
+The resume position is the `position` of the last committed S_events batch (highest batch_id, then
+highest seq). A crash before step 3 commits leaves no event of the batch in bronze, and the batch is read
+again after restart; the side tables of step 1-2 may then already hold its rows: at start the writer loads
+the seqs of side rows newer than the last events batch (the only ones a replay can repeat) and skips each
+one once when it comes again (a multiset, so duplicated deliveries in the input still land twice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from ingest.bronze.contract import (
+    BRONZE_SCHEMA,
+    EVENTS_COLUMNS,
+    REJECTS_COLUMNS,
+    SCHEMA_CHANGES_COLUMNS,
+    SCHEMAS_COLUMNS,
+    ddl_columns,
+    table_name,
+)
+from ingest.config import EngineSettings
+from ingest.connectors.base import Batch, ResumeState
+from ingest.errors import ConfigError
+from ingest.sqlutil import qualified, quote_ident, quote_literal
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+_SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ARROW_TYPES = {"STRING": pa.string(), "BIGINT": pa.int64(), "BINARY": pa.binary(),
+                "TIMESTAMP": pa.timestamp("us", tz="UTC")}
+
+# kind -> (columns, partition column)
+TABLES: dict[str, tuple[tuple[tuple[str, str], ...], str | None]] = {
+    "events": (EVENTS_COLUMNS, "table_id"),
+    "schemas": (SCHEMAS_COLUMNS, None),
+    "schema_changes": (SCHEMA_CHANGES_COLUMNS, None),
+    "rejects": (REJECTS_COLUMNS, None),
+}
+
+
+def schema_id(canonical_schema: str) -> str:
+    """Content id of a Kafka Connect schema: the first 32 hex digits of sha256 of its canonical JSON."""
+    return hashlib.sha256(canonical_schema.encode("utf-8")).hexdigest()[:32]
+
+
+def arrow_schema(columns: Sequence[tuple[str, str]]) -> pa.Schema:
+    return pa.schema([pa.field(name, _ARROW_TYPES[sql_type]) for name, sql_type in columns])
+
+
+def create_table_sql(settings: EngineSettings, name_sql: str, columns: Sequence[tuple[str, str]],
+                     location: Path, partition_by: str | None = None) -> str:
+    """CREATE TABLE for a bronze table. The one engine difference: on Databricks tables are managed
+    (Unity Catalog / metastore decides where); everywhere else they live at <warehouse>/bronze/<table>."""
+    partition = f" PARTITIONED BY ({quote_ident(partition_by)})" if partition_by else ""
+    sql = f"CREATE TABLE IF NOT EXISTS {name_sql} ({ddl_columns(columns)}) USING delta{partition}"
+    if settings.profile == "databricks":
+        return sql
+    return f"{sql} LOCATION {quote_literal(str(location))}"
+
+
+class BronzeWriter:
+    def __init__(self, spark: SparkSession, settings: EngineSettings, source: str) -> None:
+        if not _SOURCE_NAME.match(source):
+            raise ConfigError(f"source name {source!r} is not valid for table names (letters, digits, underscore)")
+        self.spark = spark
+        self.settings = settings
+        self.source = source
+        self.tables = {kind: qualified(settings.catalog, BRONZE_SCHEMA, table_name(source, kind)) for kind in TABLES}
+        self._ensure_tables()
+        self._load_state()
+
+    # -- set-up ------------------------------------------------------------------------------------
+    def location(self, kind: str) -> Path:
+        return self.settings.warehouse / BRONZE_SCHEMA / table_name(self.source, kind)
+
+    def _ensure_tables(self) -> None:
+        self.spark.sql(f"CREATE SCHEMA IF NOT EXISTS {qualified(self.settings.catalog, BRONZE_SCHEMA)}")
+        for kind, (columns, partition_by) in TABLES.items():
+            self.spark.sql(create_table_sql(self.settings, self.tables[kind], columns, self.location(kind),
+                                            partition_by))
+
+    def _scalar(self, sql: str) -> Any:
+        rows = self.spark.sql(sql).collect()
+        return rows[0][0] if rows else None
+
+    def _load_state(self) -> None:
+        t = self.tables
+        maxima = self.spark.sql(
+            " UNION ALL ".join(f"SELECT {quote_literal(kind)} AS kind, max(batch_id) AS b FROM {t[kind]}"
+                               for kind in TABLES)).collect()
+        by_kind = {row["kind"]: row["b"] for row in maxima}
+        self.last_events_batch: int = by_kind.get("events") or 0
+        self.next_batch_id: int = max([b or 0 for b in by_kind.values()] + [0]) + 1
+        self._schema_ids: set[str] = {row[0] for row in self.spark.sql(f"SELECT schema_id FROM {t['schemas']}")
+                                      .collect()}
+        self._ids: dict[str, str] = {}  # canonical schema JSON -> schema_id (cache)
+        self._replayable: dict[str, Counter[str]] = {}
+        for kind in ("schema_changes", "rejects"):
+            rows = self.spark.sql(f"SELECT seq FROM {t[kind]} WHERE batch_id > {self.last_events_batch}").collect()
+            self._replayable[kind] = Counter(row[0] for row in rows)
+
+    # -- resume ------------------------------------------------------------------------------------
+    def resume_state(self) -> ResumeState:
+        """The position of the last committed batch of S_events (and the highest committed seq)."""
+        if not self.last_events_batch:
+            return ResumeState()
+        events = self.tables["events"]
+        rows = self.spark.sql(f"SELECT position FROM {events} WHERE batch_id = {self.last_events_batch} "
+                              f"ORDER BY seq DESC LIMIT 1").collect()
+        last_seq = self._scalar(f"SELECT max(seq) FROM {events}")
+        return ResumeState.from_row(last_seq, rows[0][0] if rows else None)
+
+    def schema_change_rows(self) -> list[tuple[str, str]]:
+        """(seq, event JSON) of every committed schema change, for connectors that rebuild their schema
+        history from bronze before resuming (Debezium's schema history recovery)."""
+        return [(row[0], row[1]) for row in
+                self.spark.sql(f"SELECT seq, event FROM {self.tables['schema_changes']} ORDER BY seq").collect()]
+
+    # -- landing -----------------------------------------------------------------------------------
+    def _append(self, kind: str, columns: dict[str, list[Any]]) -> None:
+        cols = TABLES[kind][0]
+        table = pa.Table.from_arrays([pa.array(columns[name], _ARROW_TYPES[sql_type]) for name, sql_type in cols],
+                                     schema=arrow_schema(cols))
+        self.spark.createDataFrame(table).write.format("delta").mode("append").saveAsTable(self.tables[kind])
+
+    def _skip_replayed(self, kind: str, rows: list[Any]) -> list[Any]:
+        pending = self._replayable[kind]
+        if not pending:
+            return rows
+        kept = []
+        for row in rows:
+            if pending.get(row.seq, 0) > 0:
+                pending[row.seq] -= 1
+            else:
+                kept.append(row)
+        return kept
+
+    def write(self, batch: Batch) -> int | None:
+        """Land one micro-batch; returns its batch_id (None for an empty batch)."""
+        if len(batch) == 0:
+            return None
+        batch_id = self.next_batch_id
+        now = datetime.now(UTC)
+        events = batch.events
+
+        # schema ids for every event, collecting schemas not registered yet
+        ids, known = self._ids, self._schema_ids
+        new_schemas: dict[str, tuple[str, str]] = {}  # schema_id -> (schema JSON, first seq)
+
+        def sid(schema: str | None, seq: str) -> str | None:
+            if schema is None:
+                return None
+            found = ids.get(schema)
+            if found is None:
+                found = ids[schema] = schema_id(schema)
+            if found not in known and found not in new_schemas:
+                new_schemas[found] = (schema, seq)
+            return found
+
+        key_ids = [sid(e.key_schema, e.seq) for e in events]
+        value_ids = [sid(e.value_schema, e.seq) for e in events]
+
+        if new_schemas:
+            n = len(new_schemas)
+            self._append("schemas", {
+                "schema_id": list(new_schemas), "schema": [s for s, _ in new_schemas.values()],
+                "first_seq": [q for _, q in new_schemas.values()], "batch_id": [batch_id] * n,
+                "registered_at": [now] * n})
+            known.update(new_schemas)
+
+        changes = self._skip_replayed("schema_changes", batch.schema_changes)
+        if changes:
+            n = len(changes)
+            self._append("schema_changes", {
+                "source": [self.source] * n, "seq": [c.seq for c in changes], "ts_ms": [c.ts_ms for c in changes],
+                "database_name": [c.database_name for c in changes], "schema_name": [c.schema_name for c in changes],
+                "ddl": [c.ddl for c in changes], "table_changes": [c.table_changes for c in changes],
+                "event": [c.event for c in changes], "position": [c.position for c in changes],
+                "batch_id": [batch_id] * n, "ingested_at": [now] * n})
+
+        rejects = self._skip_replayed("rejects", batch.rejects)
+        if rejects:
+            n = len(rejects)
+            self._append("rejects", {
+                "source": [self.source] * n, "seq": [r.seq for r in rejects], "stage": [r.stage for r in rejects],
+                "error": [r.error for r in rejects], "raw": [bytes(r.raw) for r in rejects],
+                "raw_text": [bytes(r.raw).decode("utf-8", "replace") for r in rejects],
+                "position": [r.position for r in rejects], "batch_id": [batch_id] * n, "rejected_at": [now] * n})
+
+        if events:  # the one commit that makes the batch (and its position) visible
+            n = len(events)
+            self._append("events", {
+                "source": [self.source] * n, "topic": [e.topic for e in events],
+                "table_id": [e.table_id for e in events], "op": [e.op for e in events],
+                "seq": [e.seq for e in events], "key": [e.key for e in events], "value": [e.value for e in events],
+                "key_schema_id": key_ids, "value_schema_id": value_ids, "ts_ms": [e.ts_ms for e in events],
+                "source_ts_ms": [e.source_ts_ms for e in events], "txn_id": [e.txn_id for e in events],
+                "snapshot": [e.snapshot for e in events], "position": [e.position for e in events],
+                "batch_id": [batch_id] * n, "ingested_at": [now] * n})
+            self.last_events_batch = batch_id
+        self.next_batch_id = batch_id + 1
+        return batch_id

@@ -1,0 +1,151 @@
+"""The `debezium-json` source: Debezium change events as Kafka-record JSON lines (kcat -J, a file sink),
+read from a file or a growing directory and landed in bronze as they are.
+
+Properties (Debezium-style names; anything else is a ConfigError):
+  path              file or directory to read (required; relative to the configuration file)
+  file.glob         directory mode: which file names to read (default `*`; hidden files are skipped)
+  topic.prefix      the Debezium topic prefix, used to name tables of events without a source block
+  poll.interval.ms  how long to wait for new input when caught up (default 500)
+  max.line.bytes    longer lines become rejects (default 67108864)
+
+Position (column `position` of every row of a batch): `{"file", "offset"}` where the next batch starts
+(every row of a batch carries the batch's end: a batch is one commit), `prev` (main seq part inherited by
+events without a position) and `record` (`file:offset` of the row's own input line).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ingest.bronze.contract import BronzeEvent, BronzeReject, BronzeSchemaChange
+from ingest.config import SourceSettings
+from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
+from ingest.connectors.debezium_json.records import DecodedEvent, DecodedSchemaChange, Decoder, RecordError
+from ingest.connectors.debezium_json.tail import Line, LineTail
+from ingest.errors import ConfigError, LakecdcError
+
+PROPERTIES = {
+    "path": "file or directory to read",
+    "file.glob": "file names to read in a directory (default *)",
+    "topic.prefix": "Debezium topic prefix",
+    "poll.interval.ms": "wait between looks for new input when caught up (default 500)",
+    "max.line.bytes": "longer lines become rejects (default 67108864)",
+}
+
+
+def reject_seq(file: str, offset: int) -> str:
+    """Rejects are keyed by their input position."""
+    return f"input:{file}:{offset:016x}"
+
+
+def _positive_int(props: dict[str, Any], name: str, default: int) -> int:
+    raw = props.get(name, default)
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name}: expected a whole number, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{name}: must be positive, got {value}")
+    return value
+
+
+class DebeziumJsonConnector(SourceConnector):
+    connector_name = "debezium-json"
+
+    def __init__(self, settings: SourceSettings, base_dir: Path | None = None) -> None:
+        super().__init__(settings)
+        props = settings.properties
+        where = f"sources.{settings.name}"
+        unknown = sorted(set(props) - set(PROPERTIES))
+        if unknown:
+            raise ConfigError(f"{where}: unknown debezium-json propert{'y' if len(unknown) == 1 else 'ies'} "
+                              f"{', '.join(unknown)} (known: {', '.join(PROPERTIES)})")
+        if not props.get("path"):
+            raise ConfigError(f"{where}: debezium-json needs `path` (a file or a directory of JSON lines)")
+        path = Path(str(props["path"])).expanduser()
+        if not path.is_absolute():
+            path = (base_dir or Path.cwd()) / path
+        self.path = path
+        self.glob = str(props.get("file.glob", "*"))
+        self.topic_prefix = str(props["topic.prefix"]) if props.get("topic.prefix") else None
+        self.poll_seconds = _positive_int(props, "poll.interval.ms", 500) / 1000.0
+        self.max_line_bytes = _positive_int(props, "max.line.bytes", 64 * 1024 * 1024)
+        self._tail: LineTail | None = None
+
+    def validate(self) -> None:
+        if not self.path.exists():
+            raise LakecdcError(f"sources.{self.source_name}: input path {self.path} does not exist")
+        if not (self.path.is_file() or self.path.is_dir()):
+            raise LakecdcError(f"sources.{self.source_name}: input path {self.path} is not a file or directory")
+
+    def _start(self, resume: ResumeState) -> tuple[LineTail, Decoder]:
+        position = resume.position or {}
+        start_file, start_offset = position.get("file"), int(position.get("offset") or 0)
+        if start_file is not None and self.path.is_file() and start_file != self.path.name:
+            raise LakecdcError(f"sources.{self.source_name}: bronze was landed from file {start_file!r}, "
+                               f"but the input is now {self.path}; point `path` at the directory or the same file")
+        tail = LineTail(self.path, self.glob, start_file, start_offset, self.max_line_bytes)
+        return tail, Decoder(self.topic_prefix, position.get("prev"))
+
+    def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
+        tail, decoder = self._start(resume)
+        self._tail = tail
+        items: list[tuple[Line, Any]] = []  # (line, DecodedEvent | DecodedSchemaChange | RecordError)
+        opened = 0.0
+        try:
+            while True:
+                line = tail.read()
+                if line is None:  # caught up
+                    if items:
+                        yield self._close(items, tail, decoder, caught_up=True)
+                        items = []
+                    else:
+                        yield Batch(caught_up=True)
+                        time.sleep(self.poll_seconds)
+                    continue
+                if not items:
+                    opened = time.monotonic()
+                if line.too_long:
+                    items.append((line, RecordError("decode", f"line longer than max.line.bytes "
+                                                              f"({self.max_line_bytes})")))
+                else:
+                    try:
+                        decoded = decoder.decode(line.data)
+                    except RecordError as exc:
+                        decoded = exc
+                    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # odd shapes: reject, go on
+                        decoded = RecordError("parse", f"{type(exc).__name__}: {exc}")
+                    if decoded is None:  # blank line
+                        continue
+                    items.append((line, decoded))
+                if len(items) >= limits.max_events or time.monotonic() - opened >= limits.max_seconds:
+                    yield self._close(items, tail, decoder, caught_up=False)
+                    items = []
+        finally:
+            tail.close()
+
+    def _close(self, items: list[tuple[Line, Any]], tail: LineTail, decoder: Decoder, caught_up: bool) -> Batch:
+        """Build the batch; every row carries the batch's end position (where a restart continues)."""
+        end = orjson.dumps({"file": tail.file, "offset": tail.offset, "prev": decoder.prev_main}).decode()
+        head = end[:-1] + ',"record":'
+        batch = Batch(caught_up=caught_up)
+        events, changes, rejects = batch.events, batch.schema_changes, batch.rejects
+        for line, decoded in items:
+            position = head + orjson.dumps(f"{line.file}:{line.offset}").decode() + "}"
+            if type(decoded) is DecodedEvent:
+                events.append(BronzeEvent(*decoded, position))
+            elif type(decoded) is DecodedSchemaChange:
+                changes.append(BronzeSchemaChange(*decoded, position))
+            else:
+                rejects.append(BronzeReject(reject_seq(line.file, line.offset), decoded.stage, str(decoded),
+                                            line.data, position))
+        return batch
+
+    def close(self) -> None:
+        if self._tail is not None:
+            self._tail.close()

@@ -1,0 +1,108 @@
+"""`lakecdc run` (ingest sources into bronze) and `lakecdc status` (what bronze holds per source)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ingest.config import ProjectConfig
+from ingest.connectors.base import BatchLimits
+from ingest.errors import LakecdcError
+
+
+def _positive(kind: type):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+        return value
+    return parse
+
+
+def _sources(args: argparse.Namespace, config: ProjectConfig) -> list[str]:
+    if args.source:
+        config.source(args.source)  # unknown name -> ConfigError listing the configured ones
+        return [args.source]
+    if not config.sources:
+        where = config.path or "lakecdc.yml (not found)"
+        raise LakecdcError(f"no sources configured in {where}")
+    return sorted(config.sources)
+
+
+def cmd_run(args: argparse.Namespace, config: ProjectConfig) -> int:
+    from ingest.runner import run_source
+
+    names = _sources(args, config)
+    if len(names) > 1 and not (args.until_caught_up or args.max_events):
+        raise LakecdcError("several sources are configured: choose one with --source, or use --until-caught-up "
+                           "or --max-events to ingest them one after the other")
+    defaults = BatchLimits()
+    limits = BatchLimits(max_events=args.batch_size or defaults.max_events,
+                         max_seconds=args.batch_seconds or defaults.max_seconds)
+    for name in names:
+        result = run_source(config, name, until_caught_up=args.until_caught_up, max_events=args.max_events,
+                            limits=limits, progress=not args.quiet)
+        print(f"{name}: landed {result.events:,} events, {result.schema_changes:,} schema changes, "
+              f"{result.rejects:,} rejects in {result.batches:,} batches, {result.seconds:.1f}s "
+              f"({result.events_per_second:,.0f} events/s); stopped: {result.stopped_by}", flush=True)
+    return 0
+
+
+def _lag(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    seconds = ms / 1000
+    if abs(seconds) < 120:
+        return f"{seconds:.1f}s"
+    if abs(seconds) < 7200:
+        return f"{seconds / 60:.1f}m"
+    if abs(seconds) < 172800:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 86400:.1f}d"
+
+
+def cmd_status(args: argparse.Namespace, config: ProjectConfig) -> int:
+    from ingest.bronze.status import source_status
+    from ingest.engine import start_engine
+
+    names = _sources(args, config)
+    spark = start_engine(config.engine).spark
+    header = f"{'source':<20} {'events':>12} {'batches':>8} {'rejects':>8} {'schema chg':>10} {'lag':>8}  last seq"
+    print(header)
+    for name in names:
+        st = source_status(spark, name, config.engine.catalog)
+        if not st.landed:
+            print(f"{name:<20} {'not landed yet':>12}")
+            continue
+        print(f"{name:<20} {st.events:>12,} {st.batches:>8,} {st.rejects:>8,} {st.schema_changes:>10,} "
+              f"{_lag(st.lag_ms):>8}  {st.last_seq or '-'}")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser("run", help="ingest a source into its bronze tables (exactly once)",
+                         description="Read change events from a configured source and land them in bronze "
+                                     "(bronze.S_events, S_schemas, S_schema_changes, S_rejects), resuming where "
+                                     "the last run committed. Runs until stopped (SIGTERM/Ctrl-C stop after the "
+                                     "current batch) unless --until-caught-up or --max-events is given.")
+    run.add_argument("--source", help="source name from the configuration (default: the only one)")
+    stop = run.add_mutually_exclusive_group()
+    stop.add_argument("--until-caught-up", action="store_true",
+                      help="stop once the source has nothing more to give")
+    stop.add_argument("--max-events", type=_positive(int), metavar="N",
+                      help="stop after the batch in which N events were landed")
+    run.add_argument("--batch-size", type=_positive(int), metavar="N",
+                     help=f"events per micro-batch (default {BatchLimits().max_events})")
+    run.add_argument("--batch-seconds", type=_positive(float), metavar="S",
+                     help=f"close a micro-batch after S seconds (default {BatchLimits().max_seconds:g})")
+    run.add_argument("--quiet", action="store_true", help="no progress display")
+    run.set_defaults(func=cmd_run)
+
+    status = sub.add_parser("status", help="per source: events landed, last seq, rejects, lag",
+                            description="Print, per configured source, what its bronze tables hold: events, "
+                                        "batches, rejects, schema changes, lag (now - newest source ts_ms) "
+                                        "and the last seq.")
+    status.add_argument("--source", help="only this source")
+    status.set_defaults(func=cmd_status)

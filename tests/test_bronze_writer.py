@@ -1,0 +1,125 @@
+"""BronzeWriter on the real engine (embedded Sail, Delta tables in a temporary warehouse)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ingest.bronze.contract import EVENTS_COLUMNS, REJECTS_COLUMNS, BronzeEvent, BronzeReject, BronzeSchemaChange
+from ingest.bronze.writer import BronzeWriter, create_table_sql, schema_id
+from ingest.config import EngineSettings
+from ingest.connectors.base import Batch, ResumeState
+
+pytestmark = pytest.mark.integration
+
+KEY = '{"fields":[{"field":"id","optional":false,"type":"int32"}],"name":"k","optional":false,"type":"struct"}'
+VALUE_1 = '{"name":"v1","type":"struct"}'
+VALUE_2 = '{"name":"v2","type":"struct"}'
+
+
+def event(n: int, table: str = "db.public.t", value_schema: str = VALUE_1, op: str = "c") -> BronzeEvent:
+    return BronzeEvent(topic=f"p.{table}", table_id=table, op=op, seq=f"{n:016x}", key=f'{{"id":{n}}}',
+                       value=f'{{"op":"{op}","after":{{"id":{n}}}}}', key_schema=KEY, value_schema=value_schema,
+                       ts_ms=1000 + n, source_ts_ms=900 + n, txn_id=str(n // 2), snapshot="false",
+                       position=json.dumps({"file": "f", "offset": n}))
+
+
+def change(n: int) -> BronzeSchemaChange:
+    return BronzeSchemaChange(seq=f"{n:016x}", ts_ms=n, database_name="db", schema_name=None,
+                              ddl=f"ALTER TABLE t ADD c{n} INT", table_changes="[]", event="{}",
+                              position=json.dumps({"file": "f", "offset": n}))
+
+
+def reject(n: int) -> BronzeReject:
+    return BronzeReject(seq=f"input:f:{n:016x}", stage="decode", error="not JSON", raw=b"\xff{bad",
+                        position=json.dumps({"file": "f", "offset": n}))
+
+
+def rows(spark, sql: str) -> list[tuple]:
+    return [tuple(r) for r in spark.sql(sql).collect()]
+
+
+def test_create_table_sql_local_and_databricks(tmp_path: Path):
+    local = create_table_sql(EngineSettings(warehouse=tmp_path), "`bronze`.`s_events`", EVENTS_COLUMNS,
+                             tmp_path / "bronze" / "s_events", "table_id")
+    assert local.endswith(f"USING delta PARTITIONED BY (`table_id`) LOCATION '{tmp_path}/bronze/s_events'")
+    assert "`seq` STRING" in local and "`ingested_at` TIMESTAMP" in local
+    databricks = create_table_sql(EngineSettings(profile="databricks"), "`main`.`bronze`.`s_rejects`",
+                                  REJECTS_COLUMNS, tmp_path)
+    assert "LOCATION" not in databricks and "`raw` BINARY" in databricks
+
+
+def test_tables_schemas_and_resume(engine, engine_settings: EngineSettings):
+    spark = engine.spark
+    writer = BronzeWriter(spark, engine_settings, "inv")
+    assert writer.resume_state() == ResumeState()
+    for kind in ("events", "schemas", "schema_changes", "rejects"):
+        assert (engine_settings.warehouse / "bronze" / f"inv_{kind}" / "_delta_log").is_dir()
+    columns = [(f.name, f.dataType.simpleString()) for f in spark.table("bronze.inv_events").schema.fields]
+    assert [c for c, _ in columns] == [c for c, _ in EVENTS_COLUMNS]
+
+    first = writer.write(Batch(events=[event(1), event(2, "db.public.u")], schema_changes=[change(1)],
+                               rejects=[reject(3)]))
+    second = writer.write(Batch(events=[event(5, value_schema=VALUE_2), event(4)]))
+    assert (first, second) == (1, 2)
+    assert writer.write(Batch()) is None
+
+    assert rows(spark, "SELECT schema_id, schema, first_seq, batch_id FROM bronze.inv_schemas ORDER BY batch_id, "
+                       "schema_id") == sorted([(schema_id(KEY), KEY, f"{1:016x}", 1),
+                                               (schema_id(VALUE_1), VALUE_1, f"{1:016x}", 1)]) + \
+        [(schema_id(VALUE_2), VALUE_2, f"{5:016x}", 2)]
+    assert rows(spark, "SELECT seq, table_id, op, key_schema_id, value_schema_id, batch_id, source, txn_id "
+                       "FROM bronze.inv_events ORDER BY seq") == [
+        (f"{1:016x}", "db.public.t", "c", schema_id(KEY), schema_id(VALUE_1), 1, "inv", "0"),
+        (f"{2:016x}", "db.public.u", "c", schema_id(KEY), schema_id(VALUE_1), 1, "inv", "1"),
+        (f"{4:016x}", "db.public.t", "c", schema_id(KEY), schema_id(VALUE_1), 2, "inv", "2"),
+        (f"{5:016x}", "db.public.t", "c", schema_id(KEY), schema_id(VALUE_2), 2, "inv", "2")]
+    assert sorted(p.name for p in (engine_settings.warehouse / "bronze" / "inv_events").iterdir()) == [
+        "_delta_log", "table_id=db.public.t", "table_id=db.public.u"]
+    assert rows(spark, "SELECT raw, raw_text, stage FROM bronze.inv_rejects") == [
+        (bytearray(b"\xff{bad"), "\ufffd{bad", "decode")]
+    assert rows(spark, "SELECT ddl, batch_id FROM bronze.inv_schema_changes") == [("ALTER TABLE t ADD c1 INT", 1)]
+
+    # resume: the position of the highest batch (its highest seq), the highest committed seq
+    restarted = BronzeWriter(spark, engine_settings, "inv")
+    assert restarted.resume_state() == ResumeState(last_seq=f"{5:016x}", position={"file": "f", "offset": 5})
+    assert restarted.next_batch_id == 3
+
+
+def test_crash_between_side_tables_and_events_is_replayed_once(engine, engine_settings: EngineSettings,
+                                                               monkeypatch: pytest.MonkeyPatch):
+    spark = engine.spark
+    writer = BronzeWriter(spark, engine_settings, "crash")
+    writer.write(Batch(events=[event(1)]))
+    batch = Batch(events=[event(2, value_schema=VALUE_2), event(3)], schema_changes=[change(2), change(2)],
+                  rejects=[reject(4)])
+    original = BronzeWriter._append
+
+    def crash_on_events(self, kind, columns):
+        if kind == "events":
+            raise RuntimeError("killed")
+        original(self, kind, columns)
+
+    monkeypatch.setattr(BronzeWriter, "_append", crash_on_events)
+    with pytest.raises(RuntimeError):
+        writer.write(batch)
+    monkeypatch.setattr(BronzeWriter, "_append", original)
+    # the side tables hold the batch, S_events does not: a restart resumes before it and reads it again
+    restarted = BronzeWriter(spark, engine_settings, "crash")
+    assert restarted.resume_state().position == {"file": "f", "offset": 1}
+    restarted.write(batch)
+    # the input's next batch repeats the schema change (a duplicated delivery): it lands again
+    restarted.write(Batch(events=[event(6)], schema_changes=[change(2)]))
+    assert rows(spark, "SELECT count(*), count(DISTINCT seq) FROM bronze.crash_events") == [(4, 4)]
+    assert rows(spark, "SELECT count(*) FROM bronze.crash_rejects") == [(1,)]
+    assert rows(spark, "SELECT count(*) FROM bronze.crash_schema_changes") == [(3,)]
+    assert rows(spark, "SELECT count(*), count(DISTINCT schema_id) FROM bronze.crash_schemas") == [(3, 3)]
+
+
+def test_invalid_source_name(engine, engine_settings: EngineSettings):
+    from ingest.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="not valid"):
+        BronzeWriter(engine.spark, engine_settings, "bad-name; DROP")

@@ -1,0 +1,171 @@
+"""The ingest runner and the `lakecdc run` / `lakecdc status` commands, on the debezium-json source."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest.bronze.status import source_status
+from ingest.config import load_config
+from ingest.connectors.base import BatchLimits
+from ingest.connectors.debezium_json import DebeziumJsonConnector
+from ingest.connectors.debezium_json.sample import kcat_lines
+from ingest.errors import ConfigError, LakecdcError
+from ingest.runner import run_source, source_lock
+from tests.conftest import ROOT, run_lakecdc
+
+pytestmark = pytest.mark.integration
+
+
+def project(tmp_path: Path, warehouse: Path, inbox: Path, extra: str = "") -> Path:
+    config = tmp_path / "lakecdc.yml"
+    config.write_text(f"engine:\n  warehouse: {warehouse}\nsources:\n  inv:\n    connector: debezium-json\n"
+                      f"    path: {inbox.name}\n    topic.prefix: inventory\n    poll.interval.ms: 50\n{extra}")
+    return config
+
+
+def test_run_until_caught_up_resumes_and_reports_status(tmp_path: Path, warehouse: Path, engine):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    lines = list(kcat_lines(1_000, seed=5))
+    (inbox / "a.jsonl").write_bytes(b"".join(lines[:600]) + b"garbage\n")
+    config = load_config(project(tmp_path, warehouse, inbox))  # path relative to the config file
+    assert config.engine == engine.settings
+
+    first = run_source(config, "inv", until_caught_up=True, limits=BatchLimits(max_events=250), progress=False)
+    assert (first.events, first.rejects, first.stopped_by) == (600, 1, "caught-up")
+    assert first.batches == 3  # 250 + 250 + 101 lines
+    # the directory grows; a second run lands only the new records
+    (inbox / "b.jsonl").write_bytes(b"".join(lines[600:]))
+    second = run_source(config, "inv", until_caught_up=True, progress=False)
+    assert (second.events, second.rejects) == (400, 0)
+    again = run_source(config, "inv", until_caught_up=True, progress=False)
+    assert (again.events, again.batches) == (0, 0)
+
+    spark = engine.spark
+    values = [r[0] for r in spark.sql("SELECT value FROM bronze.inv_events ORDER BY seq").collect()]
+    assert len(values) == 1000
+    st = source_status(spark, "inv", now_ms=1_700_000_100_000)
+    newest = spark.sql("SELECT max(source_ts_ms) FROM bronze.inv_events").collect()[0][0]
+    assert (st.landed, st.events, st.rejects, st.batches) == (True, 1000, 1, 4)
+    assert st.lag_ms == 1_700_000_100_000 - newest
+    assert st.last_seq == max(r[0] for r in spark.sql("SELECT seq FROM bronze.inv_events").collect())
+    assert source_status(spark, "nothing_here").landed is False
+
+
+def test_max_events_and_unknown_source(tmp_path: Path, warehouse: Path, engine):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "a.jsonl").write_bytes(b"".join(kcat_lines(500, seed=2)))
+    config = load_config(project(tmp_path, warehouse, inbox))
+    result = run_source(config, "inv", max_events=120, limits=BatchLimits(max_events=50), progress=False)
+    # whole batches only: it stops after the batch in which 120 was reached
+    assert (result.events, result.batches, result.stopped_by) == (150, 3, "max-events")
+    with pytest.raises(ConfigError, match="unknown source 'nope'"):
+        run_source(config, "nope", until_caught_up=True)
+
+
+def test_one_process_per_source(tmp_path: Path, warehouse: Path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    config = load_config(project(tmp_path, warehouse, inbox))
+    with source_lock(config, "inv"):
+        with pytest.raises(LakecdcError, match="already being ingested"):
+            with source_lock(config, "inv"):
+                pass
+    with source_lock(config, "inv"):  # released
+        pass
+
+
+def test_cli_run_status_and_sigterm(tmp_path: Path, warehouse: Path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "a.jsonl").write_bytes(b"".join(kcat_lines(300, seed=9)))
+    config = project(tmp_path, warehouse, inbox)
+    bad = run_lakecdc("--config", str(config), "run", "--source", "nope", "--until-caught-up")
+    assert bad.returncode == 2 and "unknown source 'nope' (configured: inv)" in bad.stderr
+
+    # without a stop option the run keeps tailing; SIGTERM stops it after the current batch
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "ingest.cli", "--config", str(config), "run", "--batch-size",
+                             "100", "--quiet"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    log = warehouse / "bronze" / "inv_events" / "_delta_log"
+    deadline = time.monotonic() + 60
+    while len(list(log.glob("*.json"))) < 4 and time.monotonic() < deadline:  # create + 3 batches
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "inv: landed 300 events" in out and "stopped: signal" in out
+
+    status = run_lakecdc("--config", str(config), "status")
+    assert status.returncode == 0, status.stderr
+    line = next(x for x in status.stdout.splitlines() if x.startswith("inv "))
+    assert line.split()[1:4] == ["300", "3", "0"]
+
+
+def test_delta_rs_reads_bronze_with_identical_content(tmp_path: Path, warehouse: Path, engine):
+    """Independent check: delta-rs (deltalake) reads every bronze table with the content the engine sees."""
+    from deltalake import DeltaTable
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    mariadb_change = {"source": {"connector": "mariadb", "name": "m", "ts_ms": 1, "db": "inventory",
+                                 "file": "mariadb-bin.000003", "pos": 570, "row": 0},
+                      "databaseName": "inventory", "schemaName": None, "ddl": "ALTER TABLE t ADD c INT",
+                      "tableChanges": []}
+    extra = json.dumps({"topic": "m", "partition": 0, "offset": 0, "key": None,
+                        "payload": json.dumps(mariadb_change)}).encode() + b"\n"
+    (inbox / "a.jsonl").write_bytes(b"".join(kcat_lines(700, seed=4)) + extra + b"\x00\xffbinary junk\n")
+    config = load_config(project(tmp_path, warehouse, inbox))
+    run_source(config, "inv", until_caught_up=True, limits=BatchLimits(max_events=300), progress=False)
+
+    for kind in ("events", "schemas", "schema_changes", "rejects"):
+        table = f"inv_{kind}"
+        ours = engine.spark.sql(f"SELECT * FROM bronze.{table}").toArrow()
+        theirs = DeltaTable(str(warehouse / "bronze" / table)).to_pyarrow_table()
+        assert ours.num_rows > 0, table
+        assert sorted(ours.column_names) == sorted(theirs.column_names)
+
+        def canon(tbl):
+            return sorted(tuple(str(r[c]) for c in sorted(tbl.column_names)) for r in tbl.to_pylist())
+        assert canon(ours) == canon(theirs), table
+
+
+class HistoryKeepingConnector(DebeziumJsonConnector):
+    """The debezium-json source plus the schema-history hook the MySQL/MariaDB connectors implement."""
+
+    restored: list[tuple[str, str]] | None = None
+
+    def restore_schema_history(self, changes: list[tuple[str, str]]) -> None:
+        HistoryKeepingConnector.restored = changes
+
+
+def test_runner_gives_schema_history_back_before_resuming(tmp_path: Path, warehouse: Path, engine,
+                                                          monkeypatch: pytest.MonkeyPatch):
+    from ingest.connectors import registry
+
+    monkeypatch.setitem(registry.CONNECTORS, "json-with-history", "tests.test_runner:HistoryKeepingConnector")
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    change = {"source": {"connector": "mysql", "name": "m", "ts_ms": 1, "db": "inventory",
+                         "file": "mysql-bin.000003", "pos": 154, "row": 0},
+              "databaseName": "inventory", "ddl": "CREATE TABLE t (id INT PRIMARY KEY)", "tableChanges": []}
+    (inbox / "a.jsonl").write_bytes(json.dumps({"topic": "m", "key": None, "value": change}).encode() + b"\n")
+    config = load_config(project(tmp_path, warehouse, inbox))
+    config = dataclasses.replace(config, sources={"inv": dataclasses.replace(config.sources["inv"],
+                                                                             connector="json-with-history")})
+    run_source(config, "inv", until_caught_up=True, progress=False)
+    assert HistoryKeepingConnector.restored == []
+    run_source(config, "inv", until_caught_up=True, progress=False)
+    assert [json.loads(event)["ddl"] for _, event in HistoryKeepingConnector.restored] == [change["ddl"]]
