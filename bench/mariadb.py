@@ -1,0 +1,165 @@
+"""MariaDB connector benchmark (figures for the closing note; not a test).
+
+    .venv/bin/python bench/mariadb.py [--rows 1000000] [--stream-rows 200000] [--skip-bronze]
+
+1. Snapshot of a ROWS-row, 8-column table: connector alone (rows/s) and connector + BronzeWriter into
+   Delta through the embedded engine (rows/s).
+2. Streaming of STREAM_ROWS row events (multi-row INSERTs and UPDATEs): connector alone and into bronze;
+   compared with a bare mysql-replication loop over the same binlog range (our overhead) and with
+   `mariadb-binlog`/`mysqlbinlog` reading the same range to /dev/null (the decode limit).
+
+Uses database mysqlconn_bench on LAKECDC_MARIADB_URL (scripts/services.sh env).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import pymysql  # noqa: E402
+
+from ingest.config import EngineSettings, SourceSettings  # noqa: E402
+from ingest.connectors.base import BatchLimits, ResumeState  # noqa: E402
+from ingest.connectors.mysql import MySqlConnector  # noqa: E402
+from ingest.connectors.mysql.streaming import EVENTS, _Reader  # noqa: E402
+
+DB = "mysqlconn_bench"
+
+
+def params() -> dict:
+    url = urlparse(os.environ.get("LAKECDC_MARIADB_URL", "mysql://root@127.0.0.1:53306/"))
+    return {"host": url.hostname or "127.0.0.1", "port": url.port or 3306, "user": url.username or "root",
+            "password": url.password or ""}
+
+
+def settings(p: dict, server_id: int) -> SourceSettings:
+    return SourceSettings(name="bench", connector="mariadb", properties={
+        "database.hostname": p["host"], "database.port": p["port"], "database.user": p["user"],
+        "database.password": p["password"], "database.server.id": server_id, "topic.prefix": "bench",
+        "database.include.list": DB, "snapshot.chunk.size": 20_000})
+
+
+def prepare(conn, rows: int) -> None:
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {DB}")
+        cur.execute(f"CREATE DATABASE {DB}")
+        cur.execute(f"""CREATE TABLE {DB}.t (id INT NOT NULL, a BIGINT, b VARCHAR(40), c DECIMAL(12,2),
+                        d DATETIME(3), e DOUBLE, f TINYINT, g DATE, PRIMARY KEY (id))""")
+        cur.execute(f"""INSERT INTO {DB}.t SELECT seq, seq * 7, CONCAT('name-', seq), seq / 100,
+                        '2024-01-01' + INTERVAL seq SECOND, seq / 3, seq % 100, '2020-01-01' + INTERVAL (seq % 999) DAY
+                        FROM {DB}.seq_1_to_{rows}""")
+
+
+def drain(conn: MySqlConnector, resume: ResumeState, writer=None) -> tuple[int, float, ResumeState]:
+    began = time.perf_counter()
+    count = 0
+    last = None
+    for batch in conn.batches(resume, BatchLimits(max_events=50_000, max_seconds=30)):
+        if writer is not None:
+            writer.write(batch)
+        count += len(batch.events)
+        if batch.events:
+            last = batch.events[-1]
+        if batch.caught_up:
+            break
+    seconds = time.perf_counter() - began
+    import json
+
+    state = ResumeState(last.seq, json.loads(last.position)) if last else resume
+    return count, seconds, state
+
+
+def bare_loop(p: dict, file: str, pos: int, server_id: int) -> tuple[int, float]:
+    began = time.perf_counter()
+    reader = _Reader(connection_settings=dict(p), server_id=server_id, blocking=False, resume_stream=True,
+                     log_file=file, log_pos=pos, only_events=EVENTS, is_mariadb=True, enable_logging=False)
+    rows = 0
+    for event in reader:
+        if hasattr(event, "rows"):
+            rows += len(event.rows)
+    reader.close()
+    return rows, time.perf_counter() - began
+
+
+def binlog_tool(p: dict, file: str, pos: int) -> float | None:
+    tool = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    if tool is None:
+        return None
+    began = time.perf_counter()
+    subprocess.run([tool, "--read-from-remote-server", f"--host={p['host']}", f"--port={p['port']}",
+                    f"--user={p['user']}", f"--start-position={pos}", "--to-last-log", "--base64-output=decode-rows",
+                    "--verbose", file], stdout=subprocess.DEVNULL, check=True,
+                   env={**os.environ, "MYSQL_PWD": p["password"]})
+    return time.perf_counter() - began
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--stream-rows", type=int, default=200_000)
+    ap.add_argument("--skip-bronze", action="store_true")
+    args = ap.parse_args()
+    p = params()
+    conn = pymysql.connect(**p, autocommit=True)
+    prepare(conn, args.rows)
+    print(f"table {DB}.t: {args.rows} rows, 8 columns")
+
+    c = MySqlConnector(settings(p, 410_001))
+    n, secs, after_snapshot = drain(c, ResumeState())
+    print(f"snapshot, connector only: {n} rows in {secs:.1f} s = {n / secs:,.0f} rows/s")
+
+    engine = writer = None
+    if not args.skip_bronze:
+        from ingest.bronze.writer import BronzeWriter
+        from ingest.engine import start_engine
+
+        engine = start_engine(EngineSettings(profile="local", warehouse=Path(tempfile.mkdtemp()) / "wh"), reuse=False)
+        writer = BronzeWriter(engine.spark, engine.settings, "bench")
+        c = MySqlConnector(settings(p, 410_002))
+        n, secs, after_snapshot = drain(c, ResumeState(), writer)
+        print(f"snapshot into bronze:     {n} rows in {secs:.1f} s = {n / secs:,.0f} rows/s")
+
+    # streaming workload: inserts then updates, multi-row statements
+    start = after_snapshot.position
+    with conn.cursor() as cur:
+        half = args.stream_rows // 2
+        base = args.rows + 1
+        for lo in range(0, half, 10_000):
+            cur.execute(f"INSERT INTO {DB}.t SELECT seq, seq, 'x', 1.5, NOW(3), 2.5, 1, CURDATE() "
+                        f"FROM {DB}.seq_{base + lo}_to_{base + min(half, lo + 10_000) - 1}")
+        for lo in range(1, half + 1, 10_000):
+            cur.execute(f"UPDATE {DB}.t SET a = a + 1 WHERE id BETWEEN {lo} AND {min(half, lo + 9_999)}")
+    c = MySqlConnector(settings(p, 410_003))
+    c.restore_schema_history([])
+    n, secs, _ = drain(c, after_snapshot)
+    print(f"streaming, connector only: {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
+    connector_rate = n / secs
+    if writer is not None:
+        c = MySqlConnector(settings(p, 410_004))
+        n, secs, _ = drain(c, after_snapshot, writer)
+        print(f"streaming into bronze:     {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
+    rows, secs = bare_loop(p, start["file"], int(start["pos"]), 410_005)
+    bare_rate = rows / secs
+    print(f"bare mysql-replication:    {rows} rows in {secs:.1f} s = {bare_rate:,.0f} rows/s "
+          f"(connector/bare = {connector_rate / bare_rate:.2f})")
+    tool_secs = binlog_tool(p, start["file"], int(start["pos"]))
+    if tool_secs:
+        print(f"mariadb-binlog -vv >/dev/null: {tool_secs:.1f} s = {rows / tool_secs:,.0f} rows/s "
+              f"(connector/tool = {connector_rate / (rows / tool_secs):.2f})")
+    if engine is not None:
+        engine.stop()
+    conn.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+"""MySqlConnector: consistent snapshot, then binlog streaming, for MariaDB and MySQL.
+
+seq = <binlog file number:8 hex>-<position:10 hex>-<index:8 hex>. Streamed events use the END position of
+their binlog event (unique per event) and the row index inside it; snapshot schema changes and rows use
+the snapshot's binlog position P and an ordinal. Every event streamed after the snapshot ends after P, so
+snapshot rows sort before it.
+
+Position (offset) JSON of each event: `file`/`pos` = where the event's transaction began, `gtids` = the
+GTID set completed before that transaction, plus `snapshot` details while the snapshot runs. Resuming
+reconnects at file/pos and drops every event whose seq is <= the last committed seq (exactly once).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pymysql
+
+from ingest.bronze.contract import BronzeEvent, BronzeSchemaChange, encode_seq
+from ingest.config import SourceSettings
+from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
+from ingest.connectors.mysql import server
+from ingest.connectors.mysql.codec import TableCodec, build_codec
+from ingest.connectors.mysql.config import MySqlConfig, parse_config
+from ingest.connectors.mysql.schema_track import SchemaTracker
+from ingest.connectors.mysql.types import TypeOptions
+from ingest.errors import LakecdcError
+
+log = logging.getLogger(__name__)
+VERSION = "3.4.0.Final-lakecdc"
+SEQ_WIDTHS = (8, 10, 8)
+
+
+def make_seq(file_number: int, pos: int, index: int) -> str:
+    return encode_seq((file_number, pos, index), SEQ_WIDTHS)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class MySqlConnector(SourceConnector):
+    connector_name = "mysql"
+
+    def __init__(self, settings: SourceSettings) -> None:
+        super().__init__(settings)
+        self.config: MySqlConfig = parse_config(settings.connector, settings.properties)
+        self.flavor = self.config.flavor
+        self.options = TypeOptions(self.config.time_precision_mode, self.config.decimal_mode,
+                                   self.config.bigint_unsigned_mode, self.config.binary_mode)
+        self.tracker = SchemaTracker(self.flavor)
+        self.codecs: dict[str, TableCodec] = {}
+        self._restored: list[tuple[str, str]] = []  # (seq, event json) schema changes given back by the runner
+        self.restored_seqs: frozenset[str] = frozenset()
+        self._conn: pymysql.connections.Connection | None = None
+        self.stats: dict[str, int] = {"reconnects": 0, "snapshot_rows": 0, "stream_events": 0}
+
+    # ------------------------------------------------------------------ connections and validation
+    def connect(self) -> pymysql.connections.Connection:
+        try:
+            conn = pymysql.connect(**self.config.connect_kwargs(), autocommit=True)
+        except pymysql.err.OperationalError as exc:
+            raise LakecdcError(f"{self.source_name}: cannot connect to {self.flavor} at "
+                               f"{self.config.hostname}:{self.config.port} ({exc.args[-1]})") from None
+        with conn.cursor() as cur:
+            cur.execute("SET time_zone = '+00:00'")
+            for statement in self.config.initial_statements:
+                cur.execute(statement)
+        return conn
+
+    @property
+    def conn(self) -> pymysql.connections.Connection:
+        if self._conn is None or not self._conn.open:
+            self._conn = self.connect()
+        return self._conn
+
+    def query(self, sql: str) -> list[dict[str, Any]]:
+        return server.cursor_query(self.conn)(sql)
+
+    def validate(self) -> None:
+        actual = server.detect_flavor(self.query)
+        if actual != self.flavor:
+            raise LakecdcError(f"{self.source_name}: connector is {self.flavor!r} but the server is {actual}")
+        server.validate_settings(self.query, self.flavor)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # ------------------------------------------------------------------ schema history given back by the runner
+    def restore_schema_history(self, changes: list[tuple[str, str]]) -> None:
+        """(seq, schema change event JSON) rows from bronze S_schema_changes. Before resuming, the tables are
+        rebuilt from the tableChanges of every change with seq <= the resume seq (Debezium's history recovery)."""
+        self._restored = sorted(changes)
+        self.restored_seqs = frozenset(seq for seq, _ in self._restored)
+
+    # ------------------------------------------------------------------ helpers
+    def codec(self, db: str, table: str) -> TableCodec | None:
+        key = f"{db}.{table}"
+        codec = self.codecs.get(key)
+        if codec is None:
+            tbl = self.tracker.table(db, table)
+            if tbl is None:
+                return None
+            codec = build_codec(self.flavor, self.config.topic_prefix, tbl, self.config.filters, self.options)
+            self.codecs[key] = codec
+        return codec
+
+    def source(self, *, ts_ms: int, db: str, table: str | None, file: str, pos: int, row: int = 0,
+               snapshot: bool | str = False, server_id: int = 0, gtid: str | None = None,
+               thread: int | None = None, query: str | None = None) -> dict[str, Any]:
+        block: dict[str, Any] = {"version": VERSION, "connector": self.flavor, "name": self.config.topic_prefix,
+                                 "ts_ms": ts_ms}
+        if self.flavor == "mariadb":
+            block["ts_us"] = ts_ms * 1000
+            block["ts_ns"] = ts_ms * 1_000_000
+            block["snapshot"] = "true" if snapshot is True else ("false" if snapshot is False else snapshot)
+            block["db"] = db
+            block["sequence"] = None
+        else:
+            block["snapshot"] = bool(snapshot)
+            block["db"] = db
+        block.update({"table": table, "server_id": server_id, "gtid": gtid, "file": file, "pos": pos, "row": row,
+                      "thread": thread, "query": query})
+        return block
+
+    def data_event(self, codec: TableCodec, op: str | None, before: dict | None, after: dict | None,
+                   source: dict[str, Any], seq: str, position: str, txn: dict | None = None,
+                   key_row: dict | None = None) -> BronzeEvent:
+        key_payload = codec.key(key_row or after or before or {}) if op != "t" else None
+        ts = time.time_ns()
+        if op is None:  # tombstone
+            value = None
+        else:
+            value = orjson.dumps({"before": before, "after": after, "source": source, "transaction": txn, "op": op,
+                                  "ts_ms": ts // 1_000_000, "ts_us": ts // 1000, "ts_ns": ts}).decode()
+        snapshot = source["snapshot"]
+        return BronzeEvent(
+            topic=codec.topic, table_id=codec.table_id, op=op, seq=seq,
+            key=orjson.dumps(key_payload).decode() if key_payload is not None else None, value=value,
+            key_schema=codec.key_schema_json if key_payload is not None else None,
+            value_schema=codec.value_schema_json if value is not None else None,
+            ts_ms=ts // 1_000_000, source_ts_ms=source["ts_ms"], txn_id=source.get("gtid"),
+            snapshot=("true" if snapshot is True else "false" if snapshot is False else str(snapshot)),
+            position=position)
+
+    def schema_change(self, *, db: str, ddl: str, table_changes: list[dict], source: dict[str, Any], seq: str,
+                      position: str) -> BronzeSchemaChange:
+        ts = time.time_ns()
+        event = {"source": source, "ts_ms": ts // 1_000_000, "ts_us": ts // 1000, "ts_ns": ts, "databaseName": db,
+                 "schemaName": None, "ddl": ddl, "tableChanges": table_changes}
+        return BronzeSchemaChange(seq=seq, ts_ms=ts // 1_000_000, database_name=db, schema_name=None, ddl=ddl,
+                                  table_changes=orjson.dumps(table_changes).decode(),
+                                  event=orjson.dumps(event).decode(), position=position)
+
+    # ------------------------------------------------------------------ main loop
+    def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
+        from ingest.connectors.mysql.snapshot import Snapshotter
+        from ingest.connectors.mysql.streaming import Streamer
+
+        mode = self.config.snapshot_mode
+        position = resume.position or None
+        start: dict[str, Any] | None = None
+        if position is None:
+            if mode == "never":
+                start = self._earliest_position()
+            else:
+                snap = Snapshotter(self, data=mode in ("initial", "initial_only", "when_needed"))
+                yield from snap.run(limits, None, None)
+                start = snap.end_position
+        elif position.get("snapshot") and not position.get("snapshot_completed"):
+            snap = Snapshotter(self, data=True)
+            yield from snap.run(limits, position, resume.last_seq)
+            start = snap.end_position
+            self.tracker.reset()
+            self._restore_tables(resume.last_seq)
+        else:
+            start = dict(position)
+            if not self._position_available(start):
+                missing = f"{start.get('file')} at position {start.get('pos')} (gtids {start.get('gtids') or '-'})"
+                if mode != "when_needed":
+                    raise LakecdcError(f"{self.source_name}: the binlog position to resume from is no longer on the "
+                                       f"server: {missing} was purged; a new snapshot is required "
+                                       "(set snapshot.mode=when_needed to take it automatically)")
+                log.warning("%s: resume position %s purged; taking a new snapshot", self.source_name, missing)
+                self.tracker.reset()
+                self.codecs.clear()
+                snap = Snapshotter(self, data=True)
+                yield from snap.run(limits, None, None)
+                start = snap.end_position
+            elif mode == "recovery":
+                snap = Snapshotter(self, data=False)
+                yield from snap.run(limits, None, None)
+            else:
+                self._restore_tables(resume.last_seq)
+        if mode == "initial_only":
+            return
+        assert start is not None
+        yield from Streamer(self, start, resume.last_seq).run(limits)
+
+    def _restore_tables(self, last_seq: str | None) -> None:
+        """Rebuild the table model from the restored schema history; without one, from the live catalog."""
+        changes = [event for seq, event in self._restored if last_seq is None or seq <= last_seq]
+        if changes:
+            for event in changes:
+                self.tracker.apply_event(orjson.loads(event))
+        elif not self.tracker.tables:
+            log.warning("%s: no schema history given; reading table structures from the live catalog",
+                        self.source_name)
+            from ingest.connectors.mysql.snapshot import read_schemas
+
+            read_schemas(self, self.captured_databases())
+        self.codecs.clear()
+
+    def captured_databases(self) -> list[str]:
+        rows = self.query("SELECT SCHEMA_NAME AS s FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME")
+        return [r["s"] for r in rows if self.config.filters.database(r["s"])]
+
+    def _earliest_position(self) -> dict[str, Any]:
+        files = server.binlog_files(self.query)
+        return {"file": files[0], "pos": 4, "gtids": "", "snapshot_completed": True}
+
+    def _position_available(self, position: dict[str, Any]) -> bool:
+        files = server.binlog_files(self.query)
+        return str(position.get("file")) in files

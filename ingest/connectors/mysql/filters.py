@@ -1,0 +1,68 @@
+"""Debezium include/exclude lists: comma-separated regular expressions, anchored (they must match the
+whole name), over `db`, `db.table` and `db.table.column`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ingest.errors import ConfigError
+
+SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
+
+
+def _compile(patterns: tuple[str, ...], what: str) -> tuple[re.Pattern[str], ...]:
+    out = []
+    for pattern in patterns:
+        try:
+            out.append(re.compile(pattern, re.IGNORECASE))
+        except re.error as exc:
+            raise ConfigError(f"{what}: invalid regular expression {pattern!r} ({exc})") from None
+    return tuple(out)
+
+
+def _matches(patterns: tuple[re.Pattern[str], ...], name: str) -> bool:
+    return any(p.fullmatch(name) for p in patterns)
+
+
+@dataclass(frozen=True)
+class Filters:
+    database_include: tuple[re.Pattern[str], ...] = ()
+    database_exclude: tuple[re.Pattern[str], ...] = ()
+    table_include: tuple[re.Pattern[str], ...] = ()
+    table_exclude: tuple[re.Pattern[str], ...] = ()
+    column_include: tuple[re.Pattern[str], ...] = ()
+    column_exclude: tuple[re.Pattern[str], ...] = ()
+    snapshot_include: tuple[re.Pattern[str], ...] = ()
+
+    @classmethod
+    def build(cls, **lists: tuple[str, ...]) -> Filters:
+        return cls(**{key: _compile(value, key.replace("_", ".", 1) + ".list") for key, value in lists.items()})
+
+    def database(self, db: str) -> bool:
+        if db.lower() in SYSTEM_DATABASES:
+            return False
+        if self.database_include:
+            return _matches(self.database_include, db)
+        return not _matches(self.database_exclude, db)
+
+    def table(self, db: str, table: str) -> bool:
+        """Is db.table captured (database filter, then table filter)."""
+        if not self.database(db):
+            return False
+        name = f"{db}.{table}"
+        if self.table_include:
+            return _matches(self.table_include, name)
+        return not _matches(self.table_exclude, name)
+
+    def snapshot_table(self, db: str, table: str) -> bool:
+        """Is the data of db.table read by the snapshot (`snapshot.include.collection.list`)."""
+        if not self.table(db, table):
+            return False
+        return not self.snapshot_include or _matches(self.snapshot_include, f"{db}.{table}")
+
+    def column(self, db: str, table: str, column: str) -> bool:
+        name = f"{db}.{table}.{column}"
+        if self.column_include:
+            return _matches(self.column_include, name)
+        return not _matches(self.column_exclude, name)

@@ -1,0 +1,100 @@
+"""GTID sets of both flavours.
+
+MariaDB: `domain-server-sequence`, a set is one `d-s-n` entry per (domain, server), comma-separated
+(`@@gtid_binlog_pos`). MySQL: `uuid:interval[:interval...]`, comma-separated (`Executed_Gtid_Set`), where
+an interval is `n` or `a-b`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ingest.errors import LakecdcError
+
+_MARIADB = re.compile(r"^(\d+)-(\d+)-(\d+)$")
+_MYSQL_INTERVAL = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+class MariaDbGtidSet:
+    """Latest sequence number per (domain, server)."""
+
+    def __init__(self, text: str | None = None) -> None:
+        self.entries: dict[tuple[int, int], int] = {}
+        for item in (text or "").replace("\n", "").split(","):
+            item = item.strip()
+            if not item:
+                continue
+            match = _MARIADB.match(item)
+            if not match:
+                raise LakecdcError(f"not a MariaDB GTID: {item!r} (expected domain-server-sequence)")
+            domain, server, seq = (int(g) for g in match.groups())
+            self.entries[(domain, server)] = max(seq, self.entries.get((domain, server), 0))
+
+    def add(self, gtid: str) -> None:
+        match = _MARIADB.match(gtid.strip())
+        if not match:
+            raise LakecdcError(f"not a MariaDB GTID: {gtid!r}")
+        domain, server, seq = (int(g) for g in match.groups())
+        self.entries[(domain, server)] = seq
+
+    def contains(self, other: MariaDbGtidSet) -> bool:
+        """Has this set seen everything `other` has (per domain and server)?"""
+        return all(self.entries.get(key, -1) >= seq for key, seq in other.entries.items())
+
+    def __str__(self) -> str:
+        return ",".join(f"{d}-{s}-{n}" for (d, s), n in sorted(self.entries.items()))
+
+
+class MySqlGtidSet:
+    """Executed transaction intervals per server UUID."""
+
+    def __init__(self, text: str | None = None) -> None:
+        self.entries: dict[str, list[tuple[int, int]]] = {}
+        for item in (text or "").replace("\n", "").split(","):
+            item = item.strip()
+            if not item:
+                continue
+            uuid, _, rest = item.partition(":")
+            if not rest:
+                raise LakecdcError(f"not a MySQL GTID set entry: {item!r} (expected uuid:interval)")
+            for interval in rest.split(":"):
+                match = _MYSQL_INTERVAL.match(interval)
+                if not match:
+                    raise LakecdcError(f"not a MySQL GTID interval: {interval!r} in {item!r}")
+                start = int(match.group(1))
+                self._add_interval(uuid.lower(), start, int(match.group(2) or start))
+
+    def _add_interval(self, uuid: str, start: int, end: int) -> None:
+        intervals = sorted(self.entries.get(uuid, []) + [(start, end)])
+        merged: list[tuple[int, int]] = []
+        for a, b in intervals:
+            if merged and a <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        self.entries[uuid] = merged
+
+    def add(self, gtid: str) -> None:
+        uuid, _, txn = gtid.strip().partition(":")
+        if not txn.isdigit():
+            raise LakecdcError(f"not a MySQL GTID: {gtid!r} (expected uuid:transaction)")
+        self._add_interval(uuid.lower(), int(txn), int(txn))
+
+    def contains(self, other: MySqlGtidSet) -> bool:
+        for uuid, intervals in other.entries.items():
+            mine = self.entries.get(uuid, [])
+            for a, b in intervals:
+                if not any(x <= a and b <= y for x, y in mine):
+                    return False
+        return True
+
+    def __str__(self) -> str:
+        parts = []
+        for uuid, intervals in sorted(self.entries.items()):
+            text = ":".join(f"{a}" if a == b else f"{a}-{b}" for a, b in intervals)
+            parts.append(f"{uuid}:{text}")
+        return ",".join(parts)
+
+
+def gtid_set(flavor: str, text: str | None) -> MariaDbGtidSet | MySqlGtidSet:
+    return MariaDbGtidSet(text) if flavor == "mariadb" else MySqlGtidSet(text)

@@ -1,0 +1,124 @@
+"""What the connector asks the server outside the binlog stream: settings validation, the current binlog
+position and GTID set, the list of binlog files. Flavour differences live here:
+
+- MySQL 8.4 removed SHOW MASTER STATUS in favour of SHOW BINARY LOG STATUS; older MySQL only has the
+  former. The GTID set is the status row's Executed_Gtid_Set (uuid:1-5).
+- MariaDB has SHOW MASTER STATUS (and SHOW BINLOG STATUS from 10.5.2); its GTID position is
+  @@gtid_binlog_pos (domain-server-sequence).
+
+Every function takes a `Query` callable (sql -> list of row dicts) so recorded server responses can
+stand in for servers that cannot run here (Oracle's MySQL).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pymysql
+
+from ingest.errors import LakecdcError
+
+Query = Callable[[str], list[dict[str, Any]]]
+ER_PARSE_ERROR = 1064
+_FILE_NUMBER = re.compile(r"\.(\d+)$")
+
+
+@dataclass(frozen=True)
+class BinlogPosition:
+    file: str
+    pos: int
+    gtids: str
+
+    @property
+    def file_number(self) -> int:
+        return binlog_file_number(self.file)
+
+
+def binlog_file_number(name: str) -> int:
+    match = _FILE_NUMBER.search(name)
+    if not match:
+        raise LakecdcError(f"unexpected binlog file name {name!r} (expected <base>.<number>)")
+    return int(match.group(1))
+
+
+def cursor_query(connection: pymysql.connections.Connection) -> Query:
+    def run(sql: str) -> list[dict[str, Any]]:
+        with connection.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
+
+    return run
+
+
+def variables(query: Query, names: list[str]) -> dict[str, str]:
+    quoted = ", ".join("'" + n + "'" for n in names)
+    rows = query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({quoted})")
+    return {str(r["Variable_name"]).lower(): str(r["Value"]) for r in rows}
+
+
+def binlog_status(query: Query, flavor: str) -> BinlogPosition:
+    """Current binlog file, position and executed GTID set."""
+    if flavor == "mysql":
+        try:
+            rows = query("SHOW BINARY LOG STATUS")
+        except pymysql.err.ProgrammingError as exc:  # MySQL before 8.2 does not know the statement
+            if not exc.args or exc.args[0] != ER_PARSE_ERROR:
+                raise
+            rows = query("SHOW MASTER STATUS")
+    else:
+        rows = query("SHOW MASTER STATUS")
+    if not rows:
+        raise LakecdcError("the server's binary log is not enabled (SHOW MASTER STATUS returned no row)")
+    row = rows[0]
+    if flavor == "mysql":
+        gtids = str(row.get("Executed_Gtid_Set") or "").replace("\n", "")
+    else:
+        gtid_rows = query("SELECT @@GLOBAL.gtid_binlog_pos AS gtids")
+        gtids = str(gtid_rows[0]["gtids"] or "") if gtid_rows else ""
+    return BinlogPosition(file=str(row["File"]), pos=int(row["Position"]), gtids=gtids)
+
+
+def binlog_files(query: Query) -> list[str]:
+    return [str(r["Log_name"]) for r in query("SHOW BINARY LOGS")]
+
+
+def detect_flavor(query: Query) -> str:
+    version = str(query("SELECT VERSION() AS v")[0]["v"])
+    return "mariadb" if "mariadb" in version.lower() else "mysql"
+
+
+def settings_problems(query: Query, flavor: str) -> list[str]:
+    """One line per server setting that prevents capture (seed 004 section 2.1, seed 003 section 1.1)."""
+    wanted = ["log_bin", "binlog_format", "binlog_row_image", "binlog_row_metadata", "log_bin_compress",
+              "binlog_row_value_options", "gtid_mode", "gtid_strict_mode", "binlog_annotate_row_events"]
+    values = variables(query, wanted)
+    problems = []
+    if values.get("log_bin", "OFF").upper() not in ("ON", "1"):
+        problems.append("log_bin is OFF: start the server with --log-bin so the binary log exists")
+    if values.get("binlog_format", "").upper() != "ROW":
+        problems.append(f"binlog_format is {values.get('binlog_format')!r}: set binlog_format=ROW")
+    if values.get("binlog_row_image", "").upper() != "FULL":
+        problems.append(f"binlog_row_image is {values.get('binlog_row_image')!r}: set binlog_row_image=FULL")
+    metadata = values.get("binlog_row_metadata")
+    if metadata is None:
+        problems.append("binlog_row_metadata is not supported by this server (needs MariaDB 10.5+ or MySQL 8.0.14+)")
+    elif metadata.upper() != "FULL":
+        problems.append(f"binlog_row_metadata is {metadata!r}: set binlog_row_metadata=FULL "
+                        "(column names in the binlog)")
+    if values.get("log_bin_compress", "OFF").upper() in ("ON", "1"):
+        problems.append("log_bin_compress is ON: compressed binlog events are not supported, "
+                        "set log_bin_compress=OFF")
+    if "PARTIAL_JSON" in values.get("binlog_row_value_options", "").upper():
+        problems.append("binlog_row_value_options is PARTIAL_JSON: updates cannot be decoded, set it to ''")
+    if flavor == "mysql" and values.get("gtid_mode", "ON").upper() not in ("ON", "OFF"):
+        problems.append(f"gtid_mode is {values.get('gtid_mode')!r}: use ON (or OFF), not a transitional mode")
+    return problems
+
+
+def validate_settings(query: Query, flavor: str) -> None:
+    problems = settings_problems(query, flavor)
+    if problems:
+        raise LakecdcError(f"{flavor} server settings prevent change capture: " + "; ".join(problems))

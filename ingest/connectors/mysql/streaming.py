@@ -1,0 +1,289 @@
+"""Binlog streaming with mysql-replication: row events with before/after images, DDL query events as schema
+change events, GTID/transaction boundaries, annotate rows (include.query), truncate, primary-key changes
+as delete + tombstone + create, reconnect with backoff.
+
+mysql-replication ignores a saved file/position when `is_mariadb=True` (upstream issue #618: it always
+sends position 4 and an empty file name). `_Reader` sends the real file and position in MariaDB's
+COM_BINLOG_DUMP (same layout as MySQL's), keeping the annotate-rows flag that only the MariaDB path sets.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import pymysql
+from pymysql.constants.COMMAND import COM_BINLOG_DUMP
+from pymysqlreplication import BinLogStreamReader
+from pymysqlreplication.event import (
+    GtidEvent,
+    MariadbAnnotateRowsEvent,
+    MariadbGtidEvent,
+    QueryEvent,
+    RotateEvent,
+    RowsQueryLogEvent,
+    XidEvent,
+)
+from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+
+from ingest.bronze.contract import BronzeReject
+from ingest.connectors.base import Batch, BatchLimits
+from ingest.connectors.mysql.gtid import gtid_set
+from ingest.connectors.mysql.server import binlog_file_number
+from ingest.errors import LakecdcError
+
+if TYPE_CHECKING:
+    from ingest.connectors.mysql.codec import TableCodec
+    from ingest.connectors.mysql.connector import MySqlConnector
+
+log = logging.getLogger(__name__)
+EVENTS = [RotateEvent, GtidEvent, MariadbGtidEvent, QueryEvent, XidEvent, MariadbAnnotateRowsEvent, RowsQueryLogEvent,
+          WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent]
+_TXN_WORDS = ("BEGIN", "COMMIT", "ROLLBACK", "XA ", "SAVEPOINT", "RELEASE SAVEPOINT")
+POLL_SECONDS = 0.2
+
+
+class _Reader(BinLogStreamReader):
+    """BinLogStreamReader that resumes MariaDB at a binlog file and position."""
+
+    def _BinLogStreamReader__set_mariadb_settings(self) -> bytes:  # noqa: N802 (overrides a name-mangled method)
+        cur = self._stream_connection.cursor()
+        cur.execute("SET @slave_gtid_strict_mode=1")
+        cur.execute("SET @slave_gtid_ignore_duplicates=0")
+        cur.close()
+        flags = 0
+        if self._BinLogStreamReader__annotate_rows_event:
+            flags |= 0x02  # BINLOG_SEND_ANNOTATE_ROWS_EVENT
+        if not self._BinLogStreamReader__blocking:
+            flags |= 0x01  # BINLOG_DUMP_NON_BLOCK
+        name = (self.log_file or "").encode()
+        prelude = struct.pack("<i", len(name) + 11) + bytes([COM_BINLOG_DUMP])
+        prelude += struct.pack("<I", int(self.log_pos or 4)) + struct.pack("<H", flags)
+        prelude += struct.pack("<I", self._BinLogStreamReader__server_id) + name
+        return prelude
+
+
+class Streamer:
+    def __init__(self, connector: MySqlConnector, start: dict[str, Any], last_seq: str | None) -> None:
+        self.c = connector
+        self.file = str(start["file"])
+        self.txn_pos = int(start["pos"])
+        self.gtids = gtid_set(connector.flavor, start.get("gtids") or "")
+        self.last_seq = last_seq
+        self._reset_txn()
+
+    def _reset_txn(self) -> None:
+        self.txn_gtid: str | None = None
+        self.query: str | None = None
+        self.total_order = 0
+        self.collection_order: dict[str, int] = {}
+        self._position: str | None = None
+
+    def position(self) -> str:
+        if self._position is None:
+            self._position = orjson.dumps({"file": self.file, "pos": self.txn_pos, "gtids": str(self.gtids),
+                                           "snapshot_completed": True}).decode()
+        return self._position
+
+    def _reader(self) -> _Reader:
+        cfg = self.c.config
+        settings = {k: v for k, v in cfg.connect_kwargs().items() if k != "charset"}
+        return _Reader(connection_settings=settings, server_id=cfg.server_id, blocking=False, resume_stream=True,
+                       log_file=self.file, log_pos=self.txn_pos, only_events=EVENTS,
+                       is_mariadb=self.c.flavor == "mariadb", annotate_rows_event=cfg.include_query,
+                       enable_logging=False)
+
+    def run(self, limits: BatchLimits) -> Iterator[Batch]:
+        batch = Batch()
+        started = time.monotonic()
+        failures = 0
+        while True:
+            reader = self._reader()
+            got_any = False
+            try:
+                for event in reader:
+                    got_any = True
+                    self._handle(event, batch)
+                    if len(batch) >= limits.max_events or time.monotonic() - started >= limits.max_seconds:
+                        yield batch
+                        batch, started = Batch(), time.monotonic()
+                failures = 0
+            except pymysql.err.OperationalError as exc:
+                failures += 1
+                self.c.stats["reconnects"] += 1
+                if failures > self.c.config.reconnect_max_attempts:
+                    raise LakecdcError(f"{self.c.source_name}: lost the binlog connection {failures} times in a row "
+                                       f"({exc.args[-1]})") from None
+                delay = min(self.c.config.backoff_max_ms, self.c.config.backoff_initial_ms * 2 ** (failures - 1))
+                log.warning("%s: binlog connection lost (%s); reconnecting in %d ms", self.c.source_name,
+                            exc.args[-1], delay)
+                time.sleep(delay / 1000)
+                self._reset_txn()  # restart at the transaction's beginning; seqs already emitted are skipped
+                continue
+            finally:
+                reader.close()
+            # End of the binlog for now (non-blocking dump): always at a transaction boundary.
+            batch.caught_up = True
+            yield batch
+            batch, started = Batch(), time.monotonic()
+            if not got_any:
+                time.sleep(POLL_SECONDS)
+
+    # ------------------------------------------------------------------ event handling
+    def _handle(self, event: Any, batch: Batch) -> None:
+        if isinstance(event, RotateEvent):
+            if event.next_binlog != self.file or self.txn_pos < 4:
+                self.file = event.next_binlog
+                self.txn_pos = int(event.position)
+                self._position = None
+            return
+        end = int(event.packet.log_pos)
+        start = end - int(event.packet.event_size)
+        if isinstance(event, MariadbGtidEvent | GtidEvent):
+            self._reset_txn()
+            self.txn_pos = start
+            self.txn_gtid = event.gtid
+        elif isinstance(event, XidEvent):
+            self._commit(end)
+        elif isinstance(event, MariadbAnnotateRowsEvent):
+            self.query = event.sql_statement.decode("utf-8", "replace")
+        elif isinstance(event, RowsQueryLogEvent):
+            self.query = event.query
+        elif isinstance(event, QueryEvent):
+            text = event.query.strip()
+            upper = text[:20].upper()
+            if upper.startswith("BEGIN"):
+                if self.txn_gtid is None:
+                    self.txn_pos = start
+                    self._position = None
+            elif upper.startswith(("COMMIT", "ROLLBACK")):
+                self._commit(end)
+            elif not upper.startswith(_TXN_WORDS):
+                self._ddl(event, text, start, end, batch)
+                self._commit(end)
+        else:
+            self._rows(event, end, batch)
+
+    def _commit(self, end: int) -> None:
+        if self.txn_gtid:
+            self.gtids.add(self.txn_gtid)
+        self._reset_txn()
+        self.txn_pos = end
+
+    def _emit_ok(self, seq: str) -> bool:
+        return self.last_seq is None or seq > self.last_seq
+
+    def _seq(self, end: int, index: int) -> str:
+        from ingest.connectors.mysql.connector import make_seq
+
+        return make_seq(binlog_file_number(self.file), end, index)
+
+    def _ddl(self, event: QueryEvent, ddl: str, start: int, end: int, batch: Batch) -> None:
+        c = self.c
+        raw_db = event.schema
+        default_db = (raw_db.decode("utf-8", "replace") if isinstance(raw_db, bytes) else str(raw_db or "")) or None
+        seq = self._seq(end, 0)
+        if not self._emit_ok(seq):
+            return  # applied before a reconnect, or part of the restored history
+        # Already in bronze (committed in a batch after its last event): apply it again, do not land it twice.
+        landed = seq in self.c.restored_seqs
+        try:
+            changes = c.tracker.apply(ddl, default_db)
+        except LakecdcError as exc:
+            batch.rejects.append(BronzeReject(seq=seq, stage="parse", error=str(exc), raw=ddl.encode(),
+                                              position=self.position()))
+            self.last_seq = seq
+            return
+        touched = c.tracker.last_tables
+        for key in touched:
+            c.codecs.pop(key, None)
+        databases = {key.split(".", 1)[0] for key in touched} or ({default_db} if default_db else set())
+        captured = [db for db in databases if db and c.config.filters.database(db)]
+        self.last_seq = seq
+        if landed:
+            return
+        ts_ms = int(event.timestamp) * 1000
+        if captured and c.config.include_schema_changes:
+            db = captured[0] if default_db not in captured else default_db
+            first_table = next((k.split(".", 1)[1] for k in touched if k.startswith(db + ".")), None)
+            source = c.source(ts_ms=ts_ms, db=db, table=first_table, file=self.file, pos=start,
+                              server_id=event.packet.server_id, gtid=self.txn_gtid, thread=event.slave_proxy_id)
+            batch.schema_changes.append(c.schema_change(db=db, ddl=ddl, table_changes=changes, source=source,
+                                                        seq=seq, position=self.position()))
+        if "t" not in c.config.skipped_operations:
+            for i, key in enumerate(c.tracker.last_truncated):
+                db, table = key.split(".", 1)
+                codec = c.codec(db, table)
+                if codec is None or not c.config.filters.table(db, table):
+                    continue
+                source = c.source(ts_ms=ts_ms, db=db, table=table, file=self.file, pos=self.txn_pos,
+                                  server_id=event.packet.server_id, gtid=self.txn_gtid, thread=event.slave_proxy_id,
+                                  query=ddl if c.config.include_query else None)
+                batch.events.append(c.data_event(codec, "t", None, None, source, self._seq(end, i + 1),
+                                                 self.position()))
+                self.last_seq = self._seq(end, i + 1)
+
+    def _rows(self, event: Any, end: int, batch: Batch) -> None:
+        c = self.c
+        db, table = event.schema, event.table
+        if not c.config.filters.table(db, table):
+            return
+        codec = c.codec(db, table)
+        if codec is None:
+            message = f"binlog row event for {db}.{table} at {self.file}:{end}, a table missing from the schema model"
+            if c.config.inconsistent_schema_mode == "fail":
+                raise LakecdcError(f"{c.source_name}: {message} (inconsistent.schema.handling.mode=fail)")
+            if c.config.inconsistent_schema_mode == "warn":
+                log.warning("%s: skipping %s", c.source_name, message)
+            return
+        skipped = c.config.skipped_operations
+        ts_ms = int(event.timestamp) * 1000
+        query = self.query if c.config.include_query else None
+        for row_index, row in enumerate(event.rows):
+            base = row_index * 4
+            if self.last_seq is not None and self._seq(end, base + 3) <= self.last_seq:
+                continue
+            source = c.source(ts_ms=ts_ms, db=db, table=table, file=self.file, pos=self.txn_pos, row=row_index,
+                              server_id=event.packet.server_id, gtid=self.txn_gtid, query=query)
+            if isinstance(event, WriteRowsEvent):
+                if "c" not in skipped:
+                    self._emit(batch, codec, "c", None, codec.row(row["values"]), source, end, base)
+            elif isinstance(event, DeleteRowsEvent):
+                if "d" not in skipped:
+                    before = codec.row(row["values"])
+                    self._emit(batch, codec, "d", before, None, source, end, base)
+                    if c.config.tombstones_on_delete and codec.key_columns:
+                        self._emit(batch, codec, None, None, None, source, end, base + 1, key_row=before)
+            else:
+                before, after = codec.row(row["before_values"]), codec.row(row["after_values"])
+                if codec.key_columns and codec.key(before) != codec.key(after):
+                    # Primary-key change: delete (old key) + tombstone + create (new key), as Debezium does.
+                    if "d" not in skipped:
+                        self._emit(batch, codec, "d", before, None, source, end, base)
+                        if c.config.tombstones_on_delete:
+                            self._emit(batch, codec, None, None, None, source, end, base + 1, key_row=before)
+                    if "c" not in skipped:
+                        self._emit(batch, codec, "c", None, after, source, end, base + 2)
+                elif "u" not in skipped:
+                    self._emit(batch, codec, "u", before, after, source, end, base)
+        c.stats["stream_events"] += len(event.rows)
+
+    def _emit(self, batch: Batch, codec: TableCodec, op: str | None, before: dict | None, after: dict | None,
+              source: dict[str, Any], end: int, index: int, key_row: dict | None = None) -> None:
+        seq = self._seq(end, index)
+        if not self._emit_ok(seq):
+            return
+        txn = None
+        if self.c.config.provide_transaction_metadata and op is not None:
+            self.total_order += 1
+            order = self.collection_order.get(codec.table_id, 0) + 1
+            self.collection_order[codec.table_id] = order
+            txn_id = self.txn_gtid or f"file={self.file},pos={self.txn_pos}"
+            txn = {"id": txn_id, "total_order": self.total_order, "data_collection_order": order}
+        batch.events.append(self.c.data_event(codec, op, before, after, source, seq, self.position(), txn,
+                                              key_row=key_row))
+        self.last_seq = seq  # a reconnect re-reads the transaction and must not emit it twice

@@ -1,0 +1,260 @@
+"""End to end on the real MariaDB: connector -> BronzeWriter (real Delta tables through the engine) while
+a concurrent workload runs DML and DDL; replaying bronze in seq order must reproduce every source table;
+kill -9 of the ingest process at random moments (snapshot and streaming) must lose and duplicate nothing.
+
+`land()` is the ingest loop of ingest.runner plus the schema history hand-back the MySQL connector needs on
+resume (connector.restore_schema_history from S_schema_changes). Run as a script, this file is the
+process the kill -9 test kills.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pymysql
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ingest.config import EngineSettings, SourceSettings  # noqa: E402
+from ingest.connectors.base import BatchLimits  # noqa: E402
+
+pytestmark = pytest.mark.integration
+SOURCE = "maria"
+
+
+def source_settings(params: dict, db: str, server_id: int, **extra) -> SourceSettings:
+    props = {"database.hostname": params["host"], "database.port": params["port"], "database.user": params["user"],
+             "database.password": params["password"], "database.server.id": server_id, "topic.prefix": "e2e",
+             "database.include.list": db, "snapshot.chunk.size": 50, **extra}
+    return SourceSettings(name=SOURCE, connector="mariadb", properties=props)
+
+
+def land(warehouse: Path, settings: SourceSettings, limits: BatchLimits, until_caught_up: bool = True,
+         journal: Path | None = None) -> int:
+    """Ingest into bronze; returns the number of events landed. `journal` gets one line per committed batch:
+    "snapshot" or "stream" (so the kill test knows where its kills landed)."""
+    from ingest.bronze.writer import BronzeWriter
+    from ingest.connectors.mysql import MySqlConnector
+    from ingest.engine import start_engine
+
+    engine = start_engine(EngineSettings(profile="local", warehouse=warehouse), reuse=False)
+    try:
+        writer = BronzeWriter(engine.spark, engine.settings, SOURCE)
+        resume = writer.resume_state()
+        connector = MySqlConnector(settings)
+        connector.validate()
+        rows = engine.spark.sql(f"SELECT seq, event FROM bronze.{SOURCE}_schema_changes").collect()
+        connector.restore_schema_history([(r["seq"], r["event"]) for r in rows])
+        landed = 0
+        try:
+            for batch in connector.batches(resume, limits):
+                writer.write(batch)
+                landed += len(batch.events)
+                if journal is not None and batch.events:
+                    with journal.open("a") as out:
+                        out.write(("snapshot" if batch.events[-1].op == "r" else "stream") + "\n")
+                if until_caught_up and batch.caught_up:
+                    break
+        finally:
+            connector.close()
+        return landed
+    finally:
+        engine.stop()
+
+
+def bronze(warehouse: Path) -> tuple[list[dict], list[dict]]:
+    from ingest.engine import start_engine
+
+    engine = start_engine(EngineSettings(profile="local", warehouse=warehouse), reuse=False)
+    try:
+        events = [r.asDict() for r in engine.spark.sql(
+            f"SELECT seq, table_id, op, key, value FROM bronze.{SOURCE}_events").collect()]
+        changes = [r.asDict() for r in engine.spark.sql(
+            f"SELECT seq, table_changes FROM bronze.{SOURCE}_schema_changes").collect()]
+        return events, changes
+    finally:
+        engine.stop()
+
+
+def replay(events: list[dict], changes: list[dict]) -> dict[str, dict[str, dict]]:
+    """Events and schema changes in seq order: table renames/drops from tableChanges, rows from events."""
+    items = [(e["seq"], 1, e) for e in events] + [(c["seq"], 0, c) for c in changes]
+    state: dict[str, dict[str, dict]] = {}
+    for _, kind, item in sorted(items, key=lambda x: (x[0], x[1])):
+        if kind == 0:
+            for change in json.loads(item["table_changes"]):
+                ids = [p.replace('"', "") for p in change["id"].split('","')]
+                if change["type"] == "DROP":
+                    state.pop(ids[-1], None)
+                elif len(ids) > 1:  # a rename moves the old table's rows into the new one
+                    state[ids[-1]] = {**state.get(ids[-1], {}), **state.pop(ids[0], {})}
+            continue
+        rows = state.setdefault(item["table_id"], {})
+        if item["op"] in ("c", "u", "r"):
+            rows[item["key"]] = json.loads(item["value"])["after"]
+        elif item["op"] == "d":
+            rows.pop(item["key"], None)
+        elif item["op"] == "t":
+            rows.clear()
+    return state
+
+
+def source_tables(conn, db: str) -> dict[str, dict[str, dict]]:
+    out = {}
+    with conn.cursor(pymysql.cursors.DictCursor) as cur:
+        cur.execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s", (db,))
+        for (name,) in [(r["TABLE_NAME"],) for r in cur.fetchall()]:
+            cur.execute(f"SELECT * FROM `{db}`.`{name}`")
+            out[f"{db}.{name}"] = {json.dumps({"id": r["id"]}, separators=(",", ":")): r for r in cur.fetchall()}
+    return out
+
+
+def assert_bronze_equals_source(warehouse: Path, conn, db: str) -> int:
+    events, changes = bronze(warehouse)
+    seqs = [e["seq"] for e in events]
+    assert len(seqs) == len(set(seqs)), f"{len(seqs) - len(set(seqs))} duplicate events in bronze"
+    change_seqs = [c["seq"] for c in changes]
+    assert len(change_seqs) == len(set(change_seqs)), "duplicate schema change rows in bronze"
+    state = replay(events, changes)
+    source = source_tables(conn, db)
+    assert sorted(k for k in state if k.startswith(db + ".") and state[k] or k in source) == sorted(source)
+    for table, rows in source.items():
+        got = state.get(table, {})
+        assert sorted(got) == sorted(rows), (f"{table}: keys differ; schema changes: "
+                                             + str(sorted((c["seq"], c["table_changes"][:90]) for c in changes))
+                                             + " events: " + str(sorted((e["seq"], e["table_id"], e["op"])
+                                                                        for e in events if e["table_id"] == table)))
+        for key, row in rows.items():
+            image = got[key]
+            # columns renamed or added after a row's last change are absent from its image: compare the rest
+            common = {c: row[c] for c in row if c in image}
+            assert {c: image[c] for c in common} == common, f"{table} {key}"
+    return len(events)
+
+
+class Workload(threading.Thread):
+    """Concurrent DML plus DDL (ADD/DROP/MODIFY/CHANGE/RENAME COLUMN, RENAME TABLE, CREATE/DROP TABLE)."""
+
+    def __init__(self, params: dict, db: str, steps: int, seed: int = 7) -> None:
+        super().__init__(daemon=True)
+        self.params, self.db, self.steps, self.rng = params, db, steps, random.Random(seed)
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            conn = pymysql.connect(**self.params, autocommit=True)
+            ddl = [
+                "ALTER TABLE {db}.a ADD COLUMN extra INT DEFAULT 5",
+                "ALTER TABLE {db}.a MODIFY COLUMN v VARCHAR(40)",
+                "ALTER TABLE {db}.a CHANGE COLUMN extra extra2 BIGINT",
+                "ALTER TABLE {db}.a RENAME COLUMN extra2 TO extra3",
+                "ALTER TABLE {db}.a DROP COLUMN extra3",
+                "CREATE TABLE {db}.c (id INT NOT NULL, v VARCHAR(20), PRIMARY KEY (id))",
+                "INSERT INTO {db}.c VALUES (1, 'one'), (2, 'two')",
+                "RENAME TABLE {db}.b TO {db}.b2",
+                "CREATE TABLE {db}.d (id INT NOT NULL, PRIMARY KEY (id))",
+                "DROP TABLE {db}.d",
+            ]
+            next_id = 100_000
+            with conn.cursor() as cur:
+                for step in range(self.steps):
+                    table = "a"
+                    roll = self.rng.random()
+                    if step % max(1, self.steps // len(ddl)) == 0 and ddl:
+                        cur.execute(ddl.pop(0).format(db=self.db))
+                    elif roll < 0.5:
+                        next_id += 1
+                        cur.execute(f"INSERT INTO {self.db}.{table} (id, v) VALUES ({next_id}, 'w{next_id}')")
+                    elif roll < 0.8:
+                        cur.execute(f"UPDATE {self.db}.{table} SET v = CONCAT('u', id) "
+                                    f"WHERE id = {self.rng.randrange(1, next_id)}")
+                    elif roll < 0.95:
+                        cur.execute(f"DELETE FROM {self.db}.{table} WHERE id = {self.rng.randrange(1, next_id)}")
+                    else:
+                        cur.execute("BEGIN")
+                        for _ in range(5):
+                            next_id += 1
+                            cur.execute(f"INSERT INTO {self.db}.{table} (id, v) VALUES ({next_id}, 'txn')")
+                        cur.execute("COMMIT")
+                for statement in ddl:
+                    cur.execute(statement.format(db=self.db))
+            conn.close()
+        except BaseException as exc:  # surfaced by the test
+            self.error = exc
+
+
+def prepare(conn, db: str, rows: int) -> None:
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {db}")
+        cur.execute(f"CREATE DATABASE {db}")
+        cur.execute(f"CREATE TABLE {db}.a (id INT NOT NULL, v VARCHAR(20), n INT DEFAULT 0, PRIMARY KEY (id))")
+        cur.execute(f"CREATE TABLE {db}.b (id INT NOT NULL, w TEXT, PRIMARY KEY (id))")
+        for start in range(1, rows + 1, 1000):
+            values = ",".join(f"({i}, 'v{i}', {i})" for i in range(start, min(rows + 1, start + 1000)))
+            cur.execute(f"INSERT INTO {db}.a VALUES {values}")
+        cur.execute(f"INSERT INTO {db}.b VALUES (1, 'x'), (2, 'y')")
+
+
+def test_concurrent_dml_and_ddl_then_bronze_replay_equals_source(mariadb_params, tmp_path):
+    db = "mysqlconn_e2e"
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    prepare(conn, db, 2000)
+    warehouse = tmp_path / "wh"
+    settings = source_settings(mariadb_params, db, 310_001)
+    work = Workload(mariadb_params, db, 400)
+    work.start()  # runs during the snapshot and the streaming
+    land(warehouse, settings, BatchLimits(max_events=500, max_seconds=1))
+    work.join(60)
+    assert work.error is None, work.error
+    land(warehouse, settings, BatchLimits(max_events=500, max_seconds=1))
+    count = assert_bronze_equals_source(warehouse, conn, db)
+    assert count > 2000
+    conn.close()
+
+
+def test_kill_9_during_snapshot_and_streaming_loses_and_duplicates_nothing(mariadb_params, tmp_path):
+    db = "mysqlconn_kill"
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    prepare(conn, db, 20_000)
+    warehouse = tmp_path / "wh"
+    journal = tmp_path / "journal.txt"
+    work = Workload(mariadb_params, db, 600, seed=11)
+    args = [sys.executable, __file__, str(warehouse), json.dumps(mariadb_params), db, str(journal)]
+    rng = random.Random(3)
+    killed_in: list[str] = []
+    for attempt in range(30):
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if attempt == 2:
+            work.start()  # DML and DDL while the snapshot is still running, and after
+        time.sleep(rng.uniform(2.5, 4.5))
+        if proc.poll() is None:
+            proc.kill()  # SIGKILL: no cleanup at all
+            lines = journal.read_text().split() if journal.exists() else []
+            killed_in.append(lines[-1] if lines else "start")
+        proc.wait()
+        if len(killed_in) >= 10 and not work.is_alive() and killed_in.count("stream") >= 3:
+            break
+    work.join(120)
+    assert work.error is None, work.error
+    assert len(killed_in) >= 10, killed_in
+    assert killed_in.count("snapshot") >= 2 and killed_in.count("stream") >= 3, killed_in
+    done = subprocess.run(args + ["--until-caught-up"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert_bronze_equals_source(warehouse, conn, db)
+    conn.close()
+
+
+if __name__ == "__main__":  # the process the kill -9 test starts (and kills)
+    warehouse_arg, params_arg, db_arg = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+    once = "--until-caught-up" in sys.argv
+    land(Path(warehouse_arg), source_settings(params_arg, db_arg, 320_000 + os.getpid() % 1000),
+         BatchLimits(max_events=400, max_seconds=0.5), until_caught_up=once, journal=Path(sys.argv[4]))

@@ -1,0 +1,143 @@
+"""Type mapping table of seed 004 section 5 (MariaDB) / seed 003 section 1.6 (MySQL): Connect schema and
+payload per type row and mode. Columns come from ingest.schema's real type resolver."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+
+import pytest
+
+from ingest.connectors.mysql.types import TypeOptions, column_type
+from ingest.schema.model import Column
+from ingest.schema.types import resolve_type
+
+pytestmark = pytest.mark.unit
+
+
+def col(words: str, params=(), unsigned=False, nullable=True, name="c"):
+    info = resolve_type("mariadb", words.split(), [str(p) for p in params], unsigned=unsigned)
+    return Column(name=name, type_name=info.type_name, jdbc_type=info.jdbc_type, source_type=info.source_type,
+                  length=info.length, scale=info.scale, nullable=nullable, enum_values=info.enum_values)
+
+
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
+# (type words, params, unsigned, options, python value, expected schema subset, expected payload)
+DEFAULT = TypeOptions()
+ROWS = [
+    ("BOOLEAN", (), False, DEFAULT, 1, {"type": "boolean"}, True),
+    ("BIT", (1,), False, DEFAULT, b"\x01", {"type": "boolean"}, True),
+    ("BIT", (1,), False, DEFAULT, "0", {"type": "boolean"}, False),          # binlog form
+    ("BIT", (10,), False, DEFAULT, b"\x02\x05", {"type": "bytes", "name": "io.debezium.data.Bits",
+                                                   "parameters": {"length": "10"}}, b64(b"\x05\x02")),
+    ("BIT", (10,), False, DEFAULT, "1000000101", {"name": "io.debezium.data.Bits"}, b64(b"\x05\x02")),
+    ("TINYINT", (1,), False, DEFAULT, 1, {"type": "int16"}, 1),              # TINYINT(1) from SHOW CREATE
+    ("TINYINT", (), True, DEFAULT, 255, {"type": "int16"}, 255),
+    ("SMALLINT", (), False, DEFAULT, -3, {"type": "int16"}, -3),
+    ("SMALLINT", (), True, DEFAULT, 65535, {"type": "int32"}, 65535),
+    ("MEDIUMINT", (), False, DEFAULT, 7, {"type": "int32"}, 7),
+    ("INT", (), False, DEFAULT, 7, {"type": "int32"}, 7),
+    ("INT", (), True, DEFAULT, 4294967295, {"type": "int64"}, 4294967295),
+    ("BIGINT", (), False, DEFAULT, -9, {"type": "int64"}, -9),
+    ("BIGINT", (), True, DEFAULT, 18446744073709551615, {"type": "int64"}, -1),  # long: wraps like Java
+    ("BIGINT", (), True, TypeOptions(bigint_unsigned_mode="precise"), 18446744073709551615,
+     {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
+      "parameters": {"scale": "0", "connect.decimal.precision": "20"}},
+     b64((18446744073709551615).to_bytes(9, "big", signed=True))),
+    ("FLOAT", (10,), False, DEFAULT, 1.5, {"type": "float32"}, 1.5),
+    ("FLOAT", (30,), False, DEFAULT, 1.5, {"type": "float64"}, 1.5),
+    ("FLOAT", (10, 2), False, DEFAULT, 1.5, {"type": "float64"}, 1.5),
+    ("DOUBLE", (), False, DEFAULT, 2.25, {"type": "float64"}, 2.25),
+    ("DECIMAL", (10, 2), False, DEFAULT, decimal.Decimal("12.34"),
+     {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
+      "parameters": {"scale": "2", "connect.decimal.precision": "10"}}, b64((1234).to_bytes(2, "big"))),
+    ("DECIMAL", (10, 2), False, DEFAULT, decimal.Decimal("-0.01"), {"type": "bytes"}, b64(b"\xff")),
+    ("DECIMAL", (10, 2), False, TypeOptions(decimal_mode="double"), decimal.Decimal("12.34"),
+     {"type": "float64"}, 12.34),
+    ("DECIMAL", (10, 2), False, TypeOptions(decimal_mode="string"), decimal.Decimal("12.30"),
+     {"type": "string"}, "12.30"),
+    ("VARCHAR", (20,), False, DEFAULT, "héllo", {"type": "string"}, "héllo"),
+    ("CHAR", (3,), False, DEFAULT, "abc", {"type": "string"}, "abc"),
+    ("LONGTEXT", (), False, DEFAULT, "t", {"type": "string"}, "t"),
+    ("VARBINARY", (4,), False, DEFAULT, b"\xfb\xff", {"type": "bytes"}, "+/8="),
+    ("VARBINARY", (4,), False, TypeOptions(binary_mode="base64"), b"\xfb\xff", {"type": "string"}, "+/8="),
+    ("VARBINARY", (4,), False, TypeOptions(binary_mode="base64-url-safe"), b"\xfb\xff", {"type": "string"}, "-_8="),
+    ("VARBINARY", (4,), False, TypeOptions(binary_mode="hex"), b"\xfb\xff", {"type": "string"}, "fbff"),
+    ("BLOB", (), False, DEFAULT, b"\x00\x01", {"type": "bytes"}, "AAE="),
+    ("JSON", (), False, DEFAULT, '{"a": 1}', {"type": "string", "name": "io.debezium.data.Json"}, '{"a": 1}'),
+    ("YEAR", (), False, DEFAULT, 2024, {"type": "int32", "name": "io.debezium.time.Year"}, 2024),
+    ("YEAR", (), False, DEFAULT, 69, {"type": "int32"}, 2069),              # enable.time.adjuster
+    ("DATE", (), False, DEFAULT, dt.date(2018, 6, 20), {"type": "int32", "name": "io.debezium.time.Date"}, 17702),
+    ("DATE", (), False, TypeOptions(time_precision_mode="connect"), dt.date(2018, 6, 20),
+     {"name": "org.apache.kafka.connect.data.Date"}, 17702),
+    ("DATETIME", (), False, DEFAULT, dt.datetime(2018, 6, 20, 6, 37, 3),
+     {"type": "int64", "name": "io.debezium.time.Timestamp"}, 1529476623000),
+    ("DATETIME", (3,), False, DEFAULT, dt.datetime(2018, 6, 20, 6, 37, 3, 123000),
+     {"name": "io.debezium.time.Timestamp"}, 1529476623123),
+    ("DATETIME", (6,), False, DEFAULT, dt.datetime(2018, 6, 20, 6, 37, 3, 5),
+     {"name": "io.debezium.time.MicroTimestamp"}, 1529476623000005),
+    ("DATETIME", (6,), False, TypeOptions(time_precision_mode="connect"), dt.datetime(2018, 6, 20, 6, 37, 3, 999),
+     {"name": "org.apache.kafka.connect.data.Timestamp"}, 1529476623000),
+    ("TIME", (3,), False, DEFAULT, dt.timedelta(hours=10, minutes=15, seconds=30, microseconds=123000),
+     {"type": "int64", "name": "io.debezium.time.MicroTime"}, 36930123000),
+    ("TIME", (3,), False, TypeOptions(time_precision_mode="adaptive"), dt.timedelta(seconds=1, microseconds=5000),
+     {"type": "int32", "name": "io.debezium.time.Time"}, 1005),
+    ("TIME", (), False, TypeOptions(time_precision_mode="connect"), dt.timedelta(seconds=2),
+     {"type": "int32", "name": "org.apache.kafka.connect.data.Time"}, 2000),
+    ("TIMESTAMP", (), False, DEFAULT, dt.datetime(2018, 6, 20, 13, 37, 3),   # UTC (session time_zone +00:00)
+     {"type": "string", "name": "io.debezium.time.ZonedTimestamp"}, "2018-06-20T13:37:03Z"),
+    ("TIMESTAMP", (6,), False, DEFAULT, dt.datetime(2018, 6, 20, 13, 37, 3, 120000),
+     {"name": "io.debezium.time.ZonedTimestamp"}, "2018-06-20T13:37:03.120000Z"),
+]
+
+
+@pytest.mark.parametrize("words,params,unsigned,options,value,schema,payload", ROWS,
+                         ids=[f"{r[0]}{r[1]}{'u' if r[2] else ''}-{i}" for i, r in enumerate(ROWS)])
+def test_type_row(words, params, unsigned, options, value, schema, payload):
+    out_schema, convert = column_type(col(words, params, unsigned), options)
+    for key, expected in schema.items():
+        assert out_schema[key] == expected, key
+    assert out_schema["optional"] is True
+    assert convert(value) == payload
+    assert convert(None) is None
+
+
+def test_enum_and_set_carry_allowed_values():
+    enum_schema, enum_conv = column_type(col("ENUM", ("a", "b")), DEFAULT)
+    assert enum_schema["name"] == "io.debezium.data.Enum" and enum_schema["parameters"] == {"allowed": "a,b"}
+    assert enum_conv("b") == "b"
+    set_schema, set_conv = column_type(col("SET", ("x", "y", "z")), DEFAULT)
+    assert set_schema["name"] == "io.debezium.data.EnumSet" and set_schema["parameters"] == {"allowed": "x,y,z"}
+    assert set_conv({"z", "x"}) == "x,z" and set_conv("z,x") == "x,z"
+
+
+def test_zero_dates_null_when_nullable_epoch_when_not_null():
+    for words in ("DATE", "DATETIME", "TIMESTAMP"):
+        _, nullable = column_type(col(words, nullable=True), DEFAULT)
+        _, required = column_type(col(words, nullable=False), DEFAULT)
+        assert nullable("0000-00-00 00:00:00") is None and nullable(None) is None
+        assert required(None) in (0, "1970-01-01T00:00:00Z")
+        assert required("0000-00-00") == required(None)
+
+
+def test_geometry_and_point_as_wkb_with_srid():
+    import struct
+
+    wkb = struct.pack("<bIdd", 1, 1, 1.5, -2.0)
+    raw = (4326).to_bytes(4, "little") + wkb
+    schema, convert = column_type(col("POINT"), DEFAULT)
+    assert schema["name"] == "io.debezium.data.geometry.Point"
+    assert convert(raw) == {"x": 1.5, "y": -2.0, "wkb": b64(wkb), "srid": 4326}
+    schema, convert = column_type(col("POLYGON"), DEFAULT)
+    assert schema["name"] == "io.debezium.data.geometry.Geometry"
+    assert [f["field"] for f in schema["fields"]] == ["wkb", "srid"]
+    assert convert(raw) == {"wkb": b64(wkb), "srid": 4326}
+
+
+def test_not_null_columns_are_required_in_the_schema():
+    schema, _ = column_type(col("INT", nullable=False), DEFAULT)
+    assert schema == {"type": "int32", "optional": False}
