@@ -31,8 +31,15 @@ lint: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/lakecdc demo
 
+# Every benchmark in bench/ (figures and medians printed; peers such as dlt installed from the bench extra).
+BENCHES := engine events landing ddl merge quality postgres mariadb
 bench: $(STAMP)
-	$(PY) bench/engine.py
+	$(PY) -m pip install -q -e '.[dev,bench]'
+	scripts/services.sh install
+	scripts/services.sh up
+	set -a; eval "$$(scripts/services.sh env)"; set +a; rc=0; \
+	for b in $(BENCHES); do echo "== bench/$$b.py"; $(PY) bench/$$b.py || rc=1; done; \
+	scripts/services.sh down; exit $$rc
 
 soak: $(STAMP)
 	@echo "no soak runs defined yet"; exit 2
@@ -44,4 +51,4 @@ services-down:
 	scripts/services.sh down
 
 clean:
-	rm -rf warehouse target dbt_packages logs reports
+	rm -rf warehouse target dbt_packages logs reports demo

@@ -20,9 +20,10 @@ Command = Callable[[argparse.Namespace, ProjectConfig], int]
 # `set_defaults(func=...)` with a function (args, config) -> exit code. One line per module.
 COMMAND_MODULES: tuple[str, ...] = (
     "ingest.ingest_cli",
-    "ingest.quality.cli",
-    "ingest.generate.cli",
     "ingest.schema.cli",
+    "ingest.generate.cli",
+    "ingest.quality.cli",
+    "ingest.demo.cli",
 )
 
 
@@ -73,11 +74,6 @@ def cmd_doctor(args: argparse.Namespace, config: ProjectConfig) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-def cmd_demo(args: argparse.Namespace, config: ProjectConfig) -> int:
-    print("lakecdc demo: not built yet (pending the demo issue); nothing was done.", file=sys.stderr)
-    return 2
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lakecdc",
@@ -104,10 +100,6 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Exit non-zero with one line per failed check.")
     doctor.set_defaults(func=cmd_doctor)
 
-    demo = sub.add_parser("demo", help="end-to-end demo on generated inventory data (pending)",
-                          description="End-to-end demo. Not built yet: it says so and exits 2.")
-    demo.set_defaults(func=cmd_demo)
-
     for module in COMMAND_MODULES:
         importlib.import_module(module).add_commands(sub)
     return parser
@@ -125,6 +117,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lakecdc: interrupted", file=sys.stderr)
         return 130
+
+
+def job_main() -> None:
+    """Entry point `lakecdc-job` for Databricks python_wheel_task: the job runner calls the function and
+    ignores its return value, so a failure must raise; success returns normally (see docs/databricks.md)."""
+    code = main()
+    if code:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

@@ -154,8 +154,11 @@ def _start_databricks(settings: EngineSettings) -> Engine:
                 "databricks-connect is not installed"
             ) from None
         spark = DatabricksSession.builder.getOrCreate()
-    if settings.catalog:
-        spark.sql(f"USE CATALOG {qualified(settings.catalog)}")
+    # Unity Catalog: two-level names (bronze.t, silver.t) resolve in this catalog, so every table is
+    # <catalog>.<schema>.<table>. A job sets it through LAKECDC_CATALOG when lakecdc.yml names none.
+    catalog = settings.catalog or os.environ.get("LAKECDC_CATALOG")
+    if catalog:
+        spark.sql(f"USE CATALOG {qualified(catalog)}")
     return Engine(settings=settings, spark=spark)
 
 

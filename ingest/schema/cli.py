@@ -27,12 +27,15 @@ def _truthy(value: object, default: bool) -> bool:
 def cmd_rebuild(args: argparse.Namespace, config: ProjectConfig) -> int:
     from ingest.engine import start_engine
     from ingest.schema.history import SKIP_UNPARSEABLE_PROPERTY, build_history, dialect_for_connector
-    from ingest.schema.store import append_rejects, read_schema_changes, write_history
+    from ingest.schema.store import append_rejects, read_schema_changes, recorded_connector, write_history
 
     engine = start_engine(config.engine)
     for source in _sources(config, args.source):
         settings = config.source(source)
-        dialect = dialect_for_connector(settings.connector)
+        connector = settings.connector
+        if connector == "debezium-json":  # records of another connector, landed as they are
+            connector = recorded_connector(engine.spark, config.engine, source) or connector
+        dialect = dialect_for_connector(connector)
         records = read_schema_changes(engine.spark, config.engine, source)
         rows, rejects, _ = build_history(
             records, dialect, source=source,

@@ -155,8 +155,9 @@ def _cross_check(parsed: list[Change], authoritative: list[Change]) -> str | Non
             continue
 
         def shape(t: Table) -> list[tuple]:
-            return [(c.name, c.type_name.upper(), c.length, c.scale, c.nullable) for c in t.columns] + [
-                tuple(t.primary_key)]
+            # Debezium reports ENUM/SET with length 1 while the DDL has none: not a structural difference
+            return [(c.name, c.type_name.upper(), None if c.type_name.upper() in ("ENUM", "SET") else c.length,
+                     c.scale, c.nullable) for c in t.columns] + [tuple(t.primary_key)]
 
         if shape(mine) != shape(theirs):
             problems.append(f"{change.table_id}: parsed {shape(mine)} != tableChanges {shape(theirs)}")

@@ -34,6 +34,17 @@ def read_schema_changes(spark: Any, settings: EngineSettings, source: str) -> li
                                position=r["position"]) for r in rows]
 
 
+def recorded_connector(spark: Any, settings: EngineSettings, source: str) -> str | None:
+    """The Debezium connector named in the landed schema change events (`source.connector`), for sources
+    that land other systems' records as they are (debezium-json)."""
+    if not _exists(settings, source, "schema_changes"):
+        return None
+    df = spark.read.format("delta").load(_path(settings, source, "schema_changes"))
+    row = (df.selectExpr("get_json_object(event, '$.source.connector') AS connector")
+           .where("connector IS NOT NULL").limit(1).collect())
+    return row[0]["connector"] if row else None
+
+
 def _register(spark: Any, settings: EngineSettings, source: str, kind: str) -> None:
     spark.sql(f"CREATE SCHEMA IF NOT EXISTS {qualified(BRONZE_SCHEMA)}")
     spark.sql(f"CREATE TABLE IF NOT EXISTS {qualified(BRONZE_SCHEMA, table_name(source, kind))} USING delta "
