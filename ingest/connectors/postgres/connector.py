@@ -1,0 +1,680 @@
+"""PostgreSQL connector: lock-free consistent snapshot through the replication slot's exported snapshot,
+then pgoutput streaming; Debezium events; exactly-once hand-off through `seq` and the position JSON.
+
+seq = encode_seq([commit LSN, change LSN, event index], SEQ_WIDTHS). Snapshot rows and snapshot schema
+changes use [consistent point of the slot, 0, running row number], so they sort before every streamed
+change of that slot (whose change LSN is never 0). The position JSON of each event says where to resume:
+
+  snapshot:  {"phase": "snapshot", "slot_lsn", "table": "schema.table", "key": [key texts], "n", "xmin"}
+  streaming: {"phase": "streaming", "slot_lsn", "restart_lsn": end LSN of the last transaction fully
+              before this event, "last_commit_lsn"}
+
+The flush LSN is confirmed to the server only in acknowledge(), i.e. after the bronze commit, and only up
+to the end of the last transaction that the committed batch holds entirely.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import psycopg2
+import psycopg2.extras
+
+from ingest import __version__
+from ingest.bronze.contract import BronzeEvent, BronzeReject, BronzeSchemaChange, encode_seq
+from ingest.config import SourceSettings
+from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
+from ingest.connectors.postgres import pgoutput as pg
+from ingest.connectors.postgres import setup
+from ingest.connectors.postgres.catalog import Catalog, CatalogColumn, TableDef
+from ingest.connectors.postgres.properties import PostgresProperties, parse_properties
+from ingest.connectors.postgres.snapshot import iter_table
+from ingest.connectors.postgres.tables import CapturedTable, build_table
+from ingest.connectors.postgres.types import ConversionError
+from ingest.errors import LakecdcError
+from ingest.events import envelope as ev
+from ingest.events.json_converter import canonical_schema_json, dumps_str
+from ingest.events.source_info import postgresql_source
+from ingest.events.to_bronze import change_to_bronze, schema_change_to_bronze
+
+log = logging.getLogger(__name__)
+
+SEQ_WIDTHS = (16, 16, 8)
+VERSION = f"lakecdc-{__version__}"
+
+
+def make_seq(commit_lsn: int, lsn: int, index: int) -> str:
+    """encode_seq((commit_lsn, lsn, index), SEQ_WIDTHS), formatted directly (it is on the per-event path)."""
+    if commit_lsn >> 64 or lsn >> 64 or index >> 32 or min(commit_lsn, lsn, index) < 0:
+        return encode_seq((commit_lsn, lsn, index), SEQ_WIDTHS)  # raises
+    return f"{commit_lsn:016x}-{lsn:016x}-{index:08x}"
+
+
+@dataclass
+class _Txn:
+    xid: int
+    commit_lsn: int
+    ts_us: int
+    last_lsn: int = 0
+    index: int = 0
+    tracker: ev.TransactionTracker | None = None
+
+
+@dataclass
+class _Pending:
+    """Events produced but not yet handed out, and the ack token of the last complete transaction."""
+
+    events: list[BronzeEvent] = field(default_factory=list)
+    schema_changes: list[BronzeSchemaChange] = field(default_factory=list)
+    rejects: list[BronzeReject] = field(default_factory=list)
+    ack: int | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    def __len__(self) -> int:
+        return len(self.events) + len(self.schema_changes) + len(self.rejects)
+
+
+class PostgresConnector(SourceConnector):
+    connector_name = "postgresql"
+
+    def __init__(self, settings: SourceSettings) -> None:
+        super().__init__(settings)
+        self.props: PostgresProperties = parse_properties(settings.properties)
+        self._conn: Any = None          # normal connection: catalog, heartbeats
+        self._repl: Any = None          # replication connection
+        self._repl_cur: Any = None      # its cursor once streaming started
+        self._reader: Any = None        # snapshot connection (REPEATABLE READ transaction)
+        self._source_cache: tuple | None = None  # (table, ts_ms, serialized envelope tail) of snapshot rows
+        self._catalog: Catalog | None = None
+        self._tables: dict[int, CapturedTable] = {}       # relid -> current version while streaming
+        self._signatures: dict[int, tuple] = {}           # relid -> last Relation signature seen
+        self._announced: set[int] = set()                 # relids with a schema change row in this session
+        self._last_seq: str | None = None                 # highest seq handed out (dedup after reconnects)
+        self._resume_seq: str | None = None               # highest seq committed before this run
+        self._last_commit_lsn: int = 0
+        self._restart_lsn: int = 0
+        self._slot_lsn: int = 0
+        self._ack_lsn: int = 0        # highest flush LSN whose batch is committed in bronze
+        self._sent_ack_lsn: int = 0   # highest flush LSN confirmed to the server
+        self._yielded_ack: int = 0    # highest flush LSN handed out in a batch
+
+    # ------------------------------------------------------------------ setup
+
+    def _normal(self) -> Any:
+        if self._conn is None or self._conn.closed:
+            self._conn = setup.connect(self.props)
+            self._catalog = Catalog(self._conn)
+        return self._conn
+
+    @property
+    def catalog(self) -> Catalog:
+        self._normal()
+        assert self._catalog is not None
+        return self._catalog
+
+    def captured_tables(self) -> list[tuple[str, str, int]]:
+        return [t for t in self.catalog.tables() if self.props.captures_table(t[0], t[1])]
+
+    def validate(self) -> None:
+        conn = self._normal()
+        setup.check_prerequisites(conn, self.props)
+        tables = self.captured_tables()
+        setup.check_select(conn, self.props, [(s, t) for s, t, _ in tables])
+        setup.ensure_publication(conn, self.props, [(s, t) for s, t, _ in tables])
+        setup.connect_replication(self.props).close()
+
+    # ------------------------------------------------------------------ main loop
+
+    def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
+        self._last_seq = self._resume_seq = resume.last_seq
+        position = resume.position or {}
+        mode = self.props.snapshot_mode
+        conn = self._normal()
+        setup.ensure_publication(conn, self.props, [(s, t) for s, t, _ in self.captured_tables()])
+        slot = setup.slot_info(conn, self.props.slot_name)
+        phase = position.get("phase")
+        if phase == "streaming" and mode != "always":
+            if slot is None:
+                if mode == "when_needed":
+                    log.warning("slot %s is gone: taking a new snapshot (when_needed)", self.props.slot_name)
+                    yield from self._snapshot(None, limits)
+                else:
+                    raise LakecdcError(
+                        f"replication slot {self.props.slot_name} no longer exists: changes after "
+                        f"{pg.lsn_to_str(position.get('restart_lsn', 0))} are lost; run with "
+                        "snapshot.mode=when_needed or always to take a new snapshot")
+            else:
+                self._slot_lsn = int(position.get("slot_lsn", 0))
+                self._restart_lsn = int(position.get("restart_lsn", 0))
+                self._last_commit_lsn = int(position.get("last_commit_lsn", 0))
+        elif phase == "snapshot" and slot is not None and mode != "always":
+            yield from self._snapshot(position, limits)
+        else:
+            yield from self._snapshot(None, limits)
+        if mode == "initial_only":
+            return
+        yield from self._stream(limits)
+
+    # ------------------------------------------------------------------ snapshot
+
+    def _create_slot_with_snapshot(self) -> tuple[int, str]:
+        """(consistent point, exported snapshot name); the replication connection stays open until the
+        snapshot has been imported."""
+        conn = self._normal()
+        if setup.slot_info(conn, self.props.slot_name) is not None:
+            setup.drop_slot(conn, self.props.slot_name)
+        repl = setup.connect_replication(self.props)
+        cur = repl.cursor()
+        cur.execute(f'CREATE_REPLICATION_SLOT "{self.props.slot_name}" LOGICAL pgoutput EXPORT_SNAPSHOT')
+        _, consistent_point, snapshot_name, _ = cur.fetchone()
+        self._repl = repl
+        return pg.str_to_lsn(consistent_point), snapshot_name
+
+    def _snapshot(self, position: dict[str, Any] | None, limits: BatchLimits) -> Iterator[Batch]:
+        props = self.props
+        reader = self._reader = setup.connect(props, autocommit=True)
+        try:
+            with reader.cursor() as cur:
+                cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                if position is None:
+                    slot_lsn, snapshot_name = self._create_slot_with_snapshot()
+                    cur.execute("SET TRANSACTION SNAPSHOT %s", (snapshot_name,))
+                    self._repl.close()  # the snapshot is imported: the exporting session may end
+                    self._repl = None
+                    start_table, start_key, counter = None, None, 0
+                else:  # resume an interrupted snapshot after its last committed row, in a new snapshot
+                    slot_lsn = int(position["slot_lsn"])
+                    start_table, start_key, counter = position.get("table"), position.get("key"), int(position["n"])
+                cur.execute("SELECT txid_snapshot_xmin(txid_current_snapshot())")
+                xmin = int(cur.fetchone()[0])
+            self._slot_lsn = self._restart_lsn = slot_lsn
+            self._last_commit_lsn = 0
+            catalog = Catalog(reader)
+            tables = [t for t in catalog.tables() if props.captures_table(t[0], t[1])]
+            pending = _Pending()
+            for schema, name, relid in tables:
+                full = f"{schema}.{name}"
+                if start_table is not None and full < start_table:
+                    continue
+                table = build_table(catalog.table_def(schema, name, relid), props)
+                self._remember(relid, table, None)
+                self._announced.add(relid)
+                after_key = start_key if full == start_table else None
+                if full != start_table:  # the table's schema row (a resumed table already has one)
+                    counter += 1
+                    pos = self._snapshot_position(slot_lsn, full, None, counter, xmin)
+                    self._add_schema_change(pending, table, "CREATE", make_seq(slot_lsn, 0, counter), pos,
+                                            int(time.time() * 1000), None, slot_lsn)
+                if props.snapshot_mode == "no_data":
+                    continue
+                for row, key in iter_table(reader, table, after_key, props.snapshot_fetch_size):
+                    counter += 1
+                    pos = self._snapshot_position(slot_lsn, full, key, counter, xmin)
+                    self._add_snapshot_row(pending, table, row, make_seq(slot_lsn, 0, counter), pos, xmin, slot_lsn)
+                    if len(pending) >= limits.max_events:
+                        yield self._flush(pending, caught_up=False)
+                        pending = _Pending()
+            if len(pending):
+                yield self._flush(pending, caught_up=False)
+            with reader.cursor() as cur:
+                cur.execute("COMMIT")
+        finally:
+            reader.close()
+            self._reader = None
+            if self._repl is not None:
+                self._repl.close()
+                self._repl = None
+
+    @staticmethod
+    def _snapshot_position(slot_lsn: int, table: str, key: list | None, n: int, xmin: int) -> str:
+        return (f'{{"phase":"snapshot","slot_lsn":{slot_lsn},"table":{orjson.dumps(table).decode()},'
+                f'"key":{orjson.dumps(key).decode()},"n":{n},"xmin":{xmin}}}')
+
+    def _add_snapshot_row(self, pending: _Pending, table: CapturedTable, row: list, seq: str, pos: str,
+                          xmin: int, slot_lsn: int) -> None:
+        """One snapshot row as a read (op r) event. The envelope JSON is assembled from pre-serialized parts
+        (the snapshot is the bulk path); tests check it equals ingest.events' envelope byte for byte."""
+        if self._last_seq is not None and seq <= self._last_seq:
+            return
+        ts_ms = _now_ms()
+        try:
+            after = table.snapshot_row(row)
+            key = table.key_from(after, row)
+        except (ConversionError, ValueError) as exc:
+            pending.rejects.append(BronzeReject(seq, "convert", f"{table.table_id}: {exc}",
+                                                "\t".join("\\N" if v is None else v for v in row).encode(), pos))
+            return
+        cache = self._source_cache
+        if cache is None or cache[0] is not table or cache[1] != ts_ms:
+            d = table.definition
+            source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ms,
+                                       db=self.props.dbname, schema=d.schema, table=d.table, snapshot=True,
+                                       txId=xmin, lsn=slot_lsn)
+            suffix = ',"transaction":null}' if table.schemas.transaction else "}"
+            tail = f',"source":{dumps_str(source)},"op":"r","ts_ms":{ts_ms}{suffix}'
+            cache = self._source_cache = (table, ts_ms, tail)
+        schemas = table.schemas
+        value = '{"before":null,"after":' + dumps_str(after) + cache[2]
+        pending.events.append(BronzeEvent(
+            topic=schemas.topic, table_id=schemas.table_id, op="r", seq=seq,
+            key=None if key is None else dumps_str(key), value=value,
+            key_schema=None if key is None else schemas.key_schema_json, value_schema=schemas.envelope_schema_json,
+            ts_ms=ts_ms, source_ts_ms=ts_ms, txn_id=None, snapshot="true", position=pos))
+
+    def _add_schema_change(self, pending: _Pending, table: CapturedTable, kind: str, seq: str, pos: str,
+                           ts_ms: int, txid: int | None, lsn: int, snapshot: bool = True) -> None:
+        if self._resume_seq is not None and seq < self._resume_seq:
+            return
+        d = table.definition
+        source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ms, db=self.props.dbname,
+                                   schema=d.schema, table=d.table, snapshot=snapshot, txId=txid, lsn=lsn)
+        change = ev.SchemaChangeEvent("postgresql", self.props.topic_prefix, source, self.props.dbname, d.schema,
+                                      None, [table.table_change(kind)], ts_ms=ts_ms)
+        pending.schema_changes.append(schema_change_to_bronze(change, seq=seq, position=pos))
+
+    # ------------------------------------------------------------------ streaming
+
+    def _remember(self, relid: int, table: CapturedTable, signature: tuple | None) -> None:
+        self._tables[relid] = table
+        if signature is not None:
+            self._signatures[relid] = signature
+
+    def _start_replication(self) -> Any:
+        self._repl = setup.connect_replication(self.props)
+        cur = self._repl.cursor()
+        options = {"proto_version": "1", "publication_names": self.props.publication_name, "messages": "true"}
+        cur.start_replication(slot_name=self.props.slot_name, decode=False, start_lsn=self._restart_lsn,
+                              options=options, status_interval=self.props.status_update_interval_ms / 1000)
+        self._repl_cur = cur
+        return cur
+
+    def _connect_stream(self) -> Any:
+        retries, delay = self.props.slot_max_retries, self.props.slot_retry_delay_ms / 1000
+        for attempt in range(retries + 1):
+            try:
+                return self._start_replication()
+            except (psycopg2.OperationalError, psycopg2.InterfaceError, LakecdcError) as exc:
+                if self._repl is not None and not self._repl.closed:
+                    self._repl.close()
+                self._repl = None
+                if attempt >= retries:
+                    raise LakecdcError(f"cannot start streaming from slot {self.props.slot_name}: "
+                                       f"{_first_line(exc)}") from None
+                log.warning("streaming start failed (%s); retry %d/%d", _first_line(exc), attempt + 1, retries)
+                time.sleep(delay * (2 ** min(attempt, 4)))
+            except psycopg2.Error as exc:
+                raise LakecdcError(f"cannot start streaming from slot {self.props.slot_name}: "
+                                   f"{_first_line(exc)}") from None
+        raise AssertionError("unreachable")
+
+    def _preload_tables(self) -> None:
+        """The current catalog definition of every captured table, so that the Relation messages of a new
+        session only produce a schema change row when the table really differs."""
+        for schema, name, relid in self.captured_tables():
+            if relid not in self._tables:
+                self._tables[relid] = build_table(self.catalog.table_def(schema, name, relid), self.props)
+
+    def _stream(self, limits: BatchLimits) -> Iterator[Batch]:
+        self._preload_tables()
+        cur = self._connect_stream()
+        pending = _Pending()
+        txn: _Txn | None = None
+        poll = self.props.poll_interval_ms / 1000
+        heartbeat = self.props.heartbeat_interval_ms / 1000
+        last_heartbeat = time.monotonic()
+        failures = 0
+        while True:
+            try:
+                self._send_ack(cur)
+                msg = cur.read_message()
+                if msg is None:
+                    ready = select.select([cur], [], [], poll)[0]
+            except (psycopg2.OperationalError, psycopg2.InterfaceError, OSError) as exc:
+                # connection lost (server restart, walsender terminated, network): reconnect and resume from
+                # the last complete transaction; resent events are dropped by seq
+                failures += 1
+                if failures > self.props.slot_max_retries:
+                    raise LakecdcError(f"replication connection keeps failing: {_first_line(exc)}") from None
+                log.warning("replication connection lost (%s); reconnecting from %s", _first_line(exc),
+                            pg.lsn_to_str(self._restart_lsn))
+                txn = None  # the server resends the open transaction from its Begin
+                if self._repl is not None and not self._repl.closed:
+                    self._repl.close()
+                time.sleep(self.props.slot_retry_delay_ms / 1000 * min(failures, 5))
+                cur = self._connect_stream()
+                continue
+            except psycopg2.Error as exc:
+                raise LakecdcError(f"streaming from slot {self.props.slot_name} failed: {_first_line(exc)}") from None
+            if msg is not None:
+                failures = 0
+                txn = self._handle(pg.decode(msg.payload), msg.data_start, txn, pending)
+                if len(pending) >= limits.max_events or (
+                        len(pending) and time.monotonic() - pending.started >= limits.max_seconds):
+                    yield self._flush(pending, caught_up=False)
+                    pending = _Pending()
+                continue
+            if ready:
+                continue
+            # the server had nothing more for `poll` seconds
+            if txn is None:
+                now = time.monotonic()
+                if heartbeat and now - last_heartbeat >= heartbeat:
+                    last_heartbeat = now
+                    self._heartbeat()
+                if not len(pending) and self._ack_lsn >= self._yielded_ack and cur.wal_end > self._ack_lsn:
+                    # idle and everything handed out is committed: confirm the server's position, so the
+                    # slot does not retain WAL of changes to tables we do not capture
+                    self._ack_lsn = cur.wal_end
+                yield self._flush(pending, caught_up=True)
+                pending = _Pending()
+            elif len(pending) and time.monotonic() - pending.started >= limits.max_seconds:
+                yield self._flush(pending, caught_up=False)
+                pending = _Pending()
+
+    def _flush(self, pending: _Pending, caught_up: bool) -> Batch:
+        if pending.ack is not None and pending.ack > self._yielded_ack:
+            self._yielded_ack = pending.ack
+        return Batch(events=pending.events, schema_changes=pending.schema_changes, rejects=pending.rejects,
+                     caught_up=caught_up, ack=pending.ack)
+
+    def _position(self, commit_lsn: int) -> str:
+        return orjson.dumps({"phase": "streaming", "slot_lsn": self._slot_lsn, "restart_lsn": self._restart_lsn,
+                             "last_commit_lsn": self._last_commit_lsn, "commit_lsn": commit_lsn}).decode()
+
+    def _next_seq(self, txn: _Txn, lsn: int) -> str | None:
+        """The seq of the next event of `txn`, or None when it was already handed out (a resent event)."""
+        txn.index += 1
+        txn.last_lsn = lsn
+        seq = make_seq(txn.commit_lsn, lsn, txn.index)
+        if self._last_seq is not None and seq <= self._last_seq:
+            return None
+        self._last_seq = seq
+        return seq
+
+    def _handle(self, msg: pg.Message, data_start: int, txn: _Txn | None, pending: _Pending) -> _Txn | None:
+        if isinstance(msg, pg.Begin):
+            txn = _Txn(msg.xid, msg.final_lsn, msg.commit_ts_us, data_start)
+            if self.props.provide_transaction_metadata:
+                txn.tracker = ev.TransactionTracker("postgresql", self.props.topic_prefix)
+                begin = txn.tracker.begin(f"{msg.xid}:{msg.final_lsn}", msg.commit_ts_us // 1000)
+                self._add_transaction_event(pending, txn, begin, data_start)
+            return txn
+        if isinstance(msg, pg.Commit):
+            if txn is not None and txn.tracker is not None:
+                self._add_transaction_event(pending, txn, txn.tracker.end(msg.commit_ts_us // 1000), msg.end_lsn)
+            self._last_commit_lsn = msg.commit_lsn
+            self._restart_lsn = msg.end_lsn
+            pending.ack = msg.end_lsn
+            return None
+        if isinstance(msg, pg.Relation):
+            self._on_relation(msg, txn, data_start, pending)
+            return txn
+        if isinstance(msg, pg.Insert | pg.Update | pg.Delete | pg.Truncate):
+            if txn is None:
+                raise LakecdcError(f"pgoutput: {type(msg).__name__} outside a transaction at "
+                                   f"{pg.lsn_to_str(data_start)}")
+            self._on_change(msg, txn, data_start, pending)
+            return txn
+        if isinstance(msg, pg.LogicalMessage):
+            self._on_message(msg, txn, data_start, pending)
+            return txn
+        return txn  # Origin, Type: nothing to emit (types are resolved through the catalog)
+
+    # --- relations and schema changes
+
+    def _on_relation(self, msg: pg.Relation, txn: _Txn | None, data_start: int, pending: _Pending) -> None:
+        if not self.props.captures_table(msg.namespace, msg.name):
+            self._tables.pop(msg.relid, None)
+            return
+        signature = tuple((c.name, c.type_oid, c.type_modifier) for c in msg.columns) + (msg.namespace, msg.name)
+        if self._signatures.get(msg.relid) == signature and msg.relid in self._tables:
+            return
+        catalog = self.catalog
+        current = catalog.table_def(msg.namespace, msg.name, msg.relid)
+        by_name = {c.name: c for c in current.columns}
+        columns = []
+        for position, col in enumerate(msg.columns, start=1):
+            known = by_name.get(col.name)
+            columns.append(CatalogColumn(
+                col.name, catalog.pg_type(col.type_oid, col.type_modifier),
+                known.type_expression if known is not None else catalog.pg_type(col.type_oid).name,
+                known.nullable if known is not None else True, position,
+                known.default if known is not None else None))
+        names = {c.name for c in msg.columns}
+        definition = TableDef(msg.namespace, msg.name, msg.relid, tuple(columns),
+                              tuple(k for k in current.primary_key if k in names), msg.replica_identity,
+                              tuple(c.name for c in msg.columns if c.is_key) if msg.replica_identity == "i" else ())
+        table = build_table(definition, self.props, tuple(c.name for c in msg.columns))
+        previous = self._tables.get(msg.relid)
+        # The first Relation of a table in a session always gives a row unless this session's snapshot just
+        # wrote one: after a crash the catalog may already hold the new definition while the row that
+        # announced it was never committed. A repeated row is harmless, a lost one is not.
+        changed = (msg.relid not in self._announced or previous is None
+                   or _definition_key(previous.definition) != _definition_key(definition))
+        self._remember(msg.relid, table, signature)
+        self._announced.add(msg.relid)
+        if not changed:
+            return
+        # The Relation message has no LSN of its own (data_start is 0) and is resent in every new session, so
+        # it takes the position of the last event before it (its own row lives in S_schema_changes), and
+        # only what lies strictly before the resume point is dropped: a repeat is harmless, a loss is not.
+        if txn is not None:
+            commit_lsn, seq = txn.commit_lsn, make_seq(txn.commit_lsn, txn.last_lsn, txn.index)
+        else:
+            commit_lsn, seq = self._last_commit_lsn, make_seq(self._last_commit_lsn, self._restart_lsn, 0)
+        ts_ms = txn.ts_us // 1000 if txn is not None else int(time.time() * 1000)
+        self._add_schema_change(pending, table, "ALTER" if previous is not None else "CREATE", seq,
+                                self._position(commit_lsn), ts_ms, txn.xid if txn else None,
+                                txn.last_lsn if txn else self._restart_lsn, snapshot=False)
+
+    # --- data changes
+
+    def _source(self, table: CapturedTable, txn: _Txn, lsn: int) -> dict[str, Any]:
+        d = table.definition
+        return postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=txn.ts_us // 1000,
+                                 db=self.props.dbname, schema=d.schema, table=d.table, snapshot=False,
+                                 txId=txn.xid, lsn=lsn)
+
+    def _emit(self, pending: _Pending, txn: _Txn, event: ev.ChangeEvent, lsn: int) -> None:
+        seq = self._next_seq(txn, lsn)
+        if seq is None:
+            if txn.tracker is not None and event.op is not None:
+                txn.tracker.block(event.table.table_id)
+            return
+        if txn.tracker is not None and event.op is not None:
+            event.transaction = txn.tracker.block(event.table.table_id)
+        pending.events.append(change_to_bronze(event, seq=seq, position=self._position(txn.commit_lsn),
+                                               txn_id=str(txn.xid)))
+
+    def _on_change(self, msg: Any, txn: _Txn, lsn: int, pending: _Pending) -> None:
+        props = self.props
+        skipped = props.skipped_operations
+        if isinstance(msg, pg.Truncate):
+            if "t" in skipped:
+                return
+            for relid in msg.relids:
+                table = self._tables.get(relid)
+                if table is not None:
+                    event = ev.change(table.schemas, "t", source=self._source(table, txn, lsn), ts_ms=_now_ms())
+                    self._emit(pending, txn, event, lsn)
+            return
+        table = self._tables.get(msg.relid)
+        if table is None:
+            return  # not captured (publication wider than the filters)
+        placeholder = props.unavailable_value_placeholder
+        try:
+            if isinstance(msg, pg.Insert):
+                if "c" in skipped:
+                    return
+                events = [ev.change(table.schemas, "c", source=self._source(table, txn, lsn),
+                                    after=table.row(_text(msg.new), placeholder), key=table.key(_text(msg.new)),
+                                    ts_ms=_now_ms())]
+            elif isinstance(msg, pg.Update):
+                events = self._update_events(table, msg, txn, lsn)
+            else:
+                if "d" in skipped:
+                    return
+                old = _text(msg.old)
+                events = [ev.change(table.schemas, "d", source=self._source(table, txn, lsn),
+                                    before=table.row(old, placeholder), key=table.key(old), ts_ms=_now_ms())]
+        except (ConversionError, ValueError, IndexError) as exc:
+            seq = self._next_seq(txn, lsn)
+            if seq is not None:
+                pending.rejects.append(BronzeReject(seq, "convert", f"{table.table_id}: {exc}", repr(msg).encode(),
+                                                    self._position(txn.commit_lsn)))
+            return
+        for event in events:
+            self._emit(pending, txn, event, lsn)
+            if event.op == "d" and props.tombstones_on_delete and event.key is not None:
+                self._emit(pending, txn, ev.tombstone(event), lsn)
+
+    def _update_events(self, table: CapturedTable, msg: pg.Update, txn: _Txn, lsn: int) -> list[ev.ChangeEvent]:
+        placeholder = self.props.unavailable_value_placeholder
+        new = _text(msg.new)
+        after = table.row(new, placeholder)
+        new_key = table.key(new)
+        before = None
+        old_key = new_key
+        if msg.old is not None:
+            old = _text(msg.old)
+            before = table.row(old, placeholder)
+            old_key = table.key(old)
+        source = self._source(table, txn, lsn)
+        if old_key != new_key and old_key is not None:
+            # primary key change: delete (old key), tombstone, create (new key)
+            out = []
+            if "d" not in self.props.skipped_operations:
+                out.append(ev.change(table.schemas, "d", source=source, before=before, key=old_key, ts_ms=_now_ms()))
+            if "c" not in self.props.skipped_operations:
+                out.append(ev.change(table.schemas, "c", source=source, after=after, key=new_key, ts_ms=_now_ms()))
+            return out
+        if "u" in self.props.skipped_operations:
+            return []
+        return [ev.change(table.schemas, "u", source=source, before=before, after=after, key=new_key,
+                          ts_ms=_now_ms())]
+
+    # --- logical decoding messages and transaction metadata
+
+    def _on_message(self, msg: pg.LogicalMessage, txn: _Txn | None, lsn: int, pending: _Pending) -> None:
+        """pg_logical_emit_message(): Debezium's <prefix>.message topic, op "m"."""
+        topic = f"{self.props.topic_prefix}.message"
+        if txn is not None:
+            seq = self._next_seq(txn, lsn)
+            ts_ms, xid, commit_lsn = txn.ts_us // 1000, txn.xid, txn.commit_lsn
+        else:
+            seq = make_seq(lsn, lsn, 0)
+            if self._last_seq is not None and seq <= self._last_seq:
+                seq = None
+            else:
+                self._last_seq = seq
+            ts_ms, xid, commit_lsn = _now_ms(), None, lsn
+        if seq is None:
+            return
+        source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ms, db=self.props.dbname,
+                                   schema="", table="", snapshot=False, txId=xid, lsn=lsn)
+        value = {"source": source, "op": "m", "ts_ms": _now_ms(),
+                 "message": {"prefix": msg.prefix, "content": msg.content}}
+        key = {"prefix": msg.prefix}
+        pending.events.append(BronzeEvent(
+            topic=topic, table_id=topic, op="m", seq=seq, key=dumps_str(key), value=dumps_str(value),
+            key_schema=canonical_schema_json(MESSAGE_KEY_SCHEMA), value_schema=canonical_schema_json(MESSAGE_SCHEMA),
+            ts_ms=value["ts_ms"], source_ts_ms=ts_ms, txn_id=str(xid) if xid is not None else None, snapshot="false",
+            position=self._position(commit_lsn)))
+
+    def _add_transaction_event(self, pending: _Pending, txn: _Txn, event: ev.TransactionEvent, lsn: int) -> None:
+        seq = self._next_seq(txn, lsn)
+        if seq is None:
+            return
+        value = event.value()
+        pending.events.append(BronzeEvent(
+            topic=event.topic, table_id=event.topic, op=None, seq=seq, key=dumps_str(event.key),
+            value=dumps_str(value), key_schema=canonical_schema_json(event.key_schema),
+            value_schema=canonical_schema_json(event.value_schema), ts_ms=value.get("ts_ms"),
+            source_ts_ms=txn.ts_us // 1000, txn_id=str(txn.xid), snapshot="false",
+            position=self._position(txn.commit_lsn)))
+
+    def _heartbeat(self) -> None:
+        if self.props.heartbeat_action_query:
+            with self._normal().cursor() as cur:
+                cur.execute(self.props.heartbeat_action_query)
+
+    # ------------------------------------------------------------------ acknowledgement and status
+
+    def acknowledge(self, batch: Batch) -> None:
+        """Record the flush LSN of a committed batch. The runner calls this from its writer thread while
+        the streaming loop may be reading, so the feedback itself is sent by the loop (or by close())."""
+        if batch.ack is not None and batch.ack > self._ack_lsn:
+            self._ack_lsn = batch.ack
+
+    def _send_ack(self, cur: Any) -> None:
+        ack = self._ack_lsn
+        if ack > self._sent_ack_lsn:
+            cur.send_feedback(flush_lsn=ack, force=True)
+            self._sent_ack_lsn = ack
+
+    def slot_lag(self) -> dict[str, Any]:
+        """For `lakecdc status`: the slot's confirmed position and how much WAL it retains."""
+        with self._normal().cursor() as cur:
+            cur.execute("SELECT confirmed_flush_lsn::text, restart_lsn::text, active, "
+                        "pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint, "
+                        "pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint "
+                        "FROM pg_replication_slots WHERE slot_name = %s", (self.props.slot_name,))
+            row = cur.fetchone()
+        if row is None:
+            return {"slot": self.props.slot_name, "exists": False}
+        return {"slot": self.props.slot_name, "exists": True, "confirmed_flush_lsn": row[0], "restart_lsn": row[1],
+                "active": row[2], "lag_bytes": row[3], "retained_bytes": row[4]}
+
+    def close(self) -> None:
+        if self._reader is not None and not self._reader.closed:
+            self._reader.close()
+        self._reader = None
+        if self._repl is not None and not self._repl.closed:
+            try:
+                if self._repl_cur is not None:
+                    self._send_ack(self._repl_cur)
+            except psycopg2.Error as exc:  # the slot keeps the older position; nothing is lost
+                log.warning("could not confirm flush LSN %s: %s", pg.lsn_to_str(self._ack_lsn), exc)
+            self._repl.close()
+        self._repl = None
+        if self.props.slot_drop_on_stop:
+            try:
+                setup.drop_slot(self._normal(), self.props.slot_name)
+            except psycopg2.Error as exc:
+                log.warning("could not drop slot %s: %s", self.props.slot_name, exc)
+        if self._conn is not None and not self._conn.closed:
+            self._conn.close()
+        self._conn = None
+
+
+MESSAGE_KEY_SCHEMA = ev.cs.struct([("prefix", ev.cs.string(True))], False,
+                                  name="io.debezium.connector.postgresql.MessageKey")
+MESSAGE_SCHEMA = ev.cs.struct([
+    ("source", ev.SOURCE_SCHEMAS["postgresql"]), ("op", ev.cs.string()), ("ts_ms", ev.cs.int64(True)),
+    ("message", ev.cs.struct([("prefix", ev.cs.string(True)), ("content", ev.cs.bytes_(True))], False,
+                             name="io.debezium.connector.postgresql.Message")),
+], False, name="io.debezium.connector.postgresql.MessageValue")
+
+
+def _definition_key(d: TableDef) -> tuple:
+    return (tuple((c.name, c.type.oid, c.type.typmod, c.nullable) for c in d.columns), d.primary_key,
+            d.replica_identity)
+
+
+def _text(values: list) -> list:
+    return [v.decode("utf-8") if isinstance(v, bytes) else v for v in values]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000

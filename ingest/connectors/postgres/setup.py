@@ -1,0 +1,135 @@
+"""Connections and server prerequisites: one clear error line per missing prerequisite; publication and
+replication slot management."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg2
+import psycopg2.extras
+from psycopg2 import sql
+
+from ingest.connectors.postgres.properties import PostgresProperties
+from ingest.errors import LakecdcError
+
+
+class PrerequisiteError(LakecdcError):
+    """A server-side prerequisite of the PostgreSQL connector is missing."""
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def connect(props: PostgresProperties, autocommit: bool = True) -> Any:
+    try:
+        conn = psycopg2.connect(**props.dsn_params())
+    except psycopg2.OperationalError as exc:
+        raise LakecdcError(f"cannot connect to PostgreSQL at {props.hostname}:{props.port}/{props.dbname} as "
+                           f"{props.user}: {_first_line(exc)}") from None
+    conn.autocommit = autocommit
+    return conn
+
+
+def connect_replication(props: PostgresProperties) -> Any:
+    try:
+        return psycopg2.connect(connection_factory=psycopg2.extras.LogicalReplicationConnection,
+                                **props.dsn_params())
+    except psycopg2.OperationalError as exc:
+        raise PrerequisiteError(
+            f"cannot open a replication connection as {props.user} to {props.hostname}:{props.port}/"
+            f"{props.dbname} (check the REPLICATION attribute and a 'replication' line in pg_hba.conf): "
+            f"{_first_line(exc)}") from None
+
+
+def slot_info(conn: Any, slot: str) -> dict[str, Any] | None:
+    with conn.cursor() as cur:
+        cur.execute("SELECT plugin, slot_type, database, active, active_pid, confirmed_flush_lsn::text, "
+                    "restart_lsn::text FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+        row = cur.fetchone()
+    if row is None:
+        return None
+    keys = ("plugin", "slot_type", "database", "active", "active_pid", "confirmed_flush_lsn", "restart_lsn")
+    return dict(zip(keys, row, strict=True))
+
+
+def publication_exists(conn: Any, name: str) -> bool:
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (name,))
+        return cur.fetchone() is not None
+
+
+def check_prerequisites(conn: Any, props: PostgresProperties) -> None:
+    """Server checks that need only a normal connection (slot and publication are handled by ensure_*)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT current_setting('server_version_num')::int, current_setting('wal_level'), "
+                    "current_setting('max_replication_slots')::int, current_setting('max_wal_senders')::int, "
+                    "pg_encoding_to_char(encoding), r.rolsuper, r.rolreplication "
+                    "FROM pg_database d, pg_roles r WHERE d.datname = current_database() AND r.rolname = current_user")
+        version, wal_level, max_slots, max_senders, encoding, is_super, can_replicate = cur.fetchone()
+        if version < 100000:
+            raise PrerequisiteError(f"PostgreSQL {version} is too old: pgoutput needs PostgreSQL 10 or later")
+        if wal_level != "logical":
+            raise PrerequisiteError(f"wal_level is '{wal_level}': logical decoding needs wal_level=logical "
+                                    "(set it in postgresql.conf and restart the server)")
+        if encoding != "UTF8":
+            raise PrerequisiteError(f"database {props.dbname} has encoding {encoding}: only UTF8 is supported")
+        if not (is_super or can_replicate):
+            raise PrerequisiteError(f"role {props.user} has no REPLICATION attribute "
+                                    f"(ALTER ROLE {props.user} WITH REPLICATION)")
+        if max_senders < 1:
+            raise PrerequisiteError("max_wal_senders is 0: set it to at least 1 and restart the server")
+        if slot_info(conn, props.slot_name) is None:
+            cur.execute("SELECT count(*) FROM pg_replication_slots")
+            if cur.fetchone()[0] >= max_slots:
+                raise PrerequisiteError(f"all {max_slots} replication slots are in use (max_replication_slots): "
+                                        f"cannot create slot {props.slot_name}")
+        else:
+            info = slot_info(conn, props.slot_name)
+            assert info is not None
+            if info["plugin"] != "pgoutput" or info["database"] != props.dbname:
+                raise PrerequisiteError(f"replication slot {props.slot_name} exists for plugin {info['plugin']} "
+                                        f"in database {info['database']}; it must be pgoutput in {props.dbname}")
+
+
+def check_select(conn: Any, props: PostgresProperties, tables: list[tuple[str, str]]) -> None:
+    with conn.cursor() as cur:
+        for schema, table in tables:
+            cur.execute("SELECT has_table_privilege(%s, 'SELECT')",
+                        (sql.Identifier(schema, table).as_string(conn),))
+            if not cur.fetchone()[0]:
+                raise PrerequisiteError(f"role {props.user} has no SELECT privilege on {schema}.{table} "
+                                        f"(GRANT SELECT ON {schema}.{table} TO {props.user})")
+
+
+def ensure_publication(conn: Any, props: PostgresProperties, tables: list[tuple[str, str]]) -> None:
+    """publication.autocreate.mode: all_tables (FOR ALL TABLES), filtered (the captured tables, kept in
+    sync on every start), disabled (must exist)."""
+    name = props.publication_name
+    exists = publication_exists(conn, name)
+    mode = props.publication_autocreate_mode
+    if mode == "disabled":
+        if not exists:
+            raise PrerequisiteError(f"publication {name} does not exist and publication.autocreate.mode is "
+                                    f"disabled (CREATE PUBLICATION {name} FOR ALL TABLES)")
+        return
+    try:
+        with conn.cursor() as cur:
+            if mode == "all_tables" and not exists:
+                cur.execute(sql.SQL("CREATE PUBLICATION {} FOR ALL TABLES").format(sql.Identifier(name)))
+            elif mode == "filtered":
+                if not tables:
+                    raise PrerequisiteError(f"publication.autocreate.mode=filtered but no table matches the filters "
+                                            f"in database {props.dbname}")
+                listed = sql.SQL(", ").join(sql.Identifier(s, t) for s, t in tables)
+                verb = "ALTER PUBLICATION {} SET TABLE " if exists else "CREATE PUBLICATION {} FOR TABLE "
+                cur.execute(sql.SQL(verb).format(sql.Identifier(name)) + listed)
+    except psycopg2.errors.InsufficientPrivilege as exc:
+        raise PrerequisiteError(f"cannot create publication {name} as {props.user} ({_first_line(exc)}); "
+                                f"create it as a superuser or owner of the tables") from None
+
+
+def drop_slot(conn: Any, slot: str) -> None:
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s "
+                    "AND NOT active", (slot,))

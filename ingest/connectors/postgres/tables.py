@@ -1,0 +1,161 @@
+"""One captured table version: Debezium schemas (ingest.events.table_schemas), per-column converters and
+the row -> payload conversion shared by snapshot rows (COPY text) and pgoutput tuples."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from ingest.connectors.postgres.catalog import TableDef
+from ingest.connectors.postgres.pgoutput import UNCHANGED_TOAST
+from ingest.connectors.postgres.properties import PostgresProperties
+from ingest.connectors.postgres.types import ColumnConverter, column_converter, numeric_typmod
+from ingest.events.envelope import Column, TableChange, TableSchemas, quoted_table_id, table_schemas
+
+log = logging.getLogger(__name__)
+
+# java.sql.Types codes as the PostgreSQL JDBC driver reports them (tableChanges[].columns[].jdbcType).
+_JDBC_TYPES = {
+    "bool": -7, "bit": -7, "varbit": 1111, "int2": 5, "int4": 4, "int8": -5, "oid": -5, "float4": 7, "float8": 8,
+    "numeric": 2, "money": 8, "bpchar": 1, "char": 1, "varchar": 12, "text": 12, "name": 12, "date": 91,
+    "time": 92, "timetz": 92, "timestamp": 93, "timestamptz": 93, "bytea": -2,
+}
+
+
+@dataclass
+class CapturedTable:
+    """Converters and schemas of one version of one table. `positions` maps each captured column to its
+    index in a row tuple (the Relation message's column order, which is the table's attnum order)."""
+
+    definition: TableDef
+    schemas: TableSchemas
+    converters: list[tuple[int, ColumnConverter]]   # (tuple index, converter) for captured columns
+    key_positions: list[tuple[int, ColumnConverter]]
+    column_names: tuple[str, ...]                    # every column in tuple order
+
+    @property
+    def table_id(self) -> str:
+        return self.schemas.table_id
+
+    def row(self, values: list[Any], placeholder: str) -> dict[str, Any]:
+        """A tuple of text values (str, None, UNCHANGED_TOAST) -> the Value struct payload."""
+        out: dict[str, Any] = {}
+        for index, conv in self.converters:
+            value = values[index] if index < len(values) else None
+            if value is None:
+                out[conv.name] = None
+            elif value is UNCHANGED_TOAST:
+                out[conv.name] = _placeholder_for(conv, placeholder)
+            else:
+                out[conv.name] = conv.convert(value)
+        return out
+
+    def snapshot_row(self, values: list[Any]) -> dict[str, Any]:
+        """row() for COPY output, which never holds unchanged-TOAST markers: one comprehension, no checks."""
+        return {name: None if (v := values[i]) is None else conv(v) for i, name, conv in self._fast}
+
+    def __post_init__(self) -> None:
+        self._fast = [(i, c.name, c.convert) for i, c in self.converters]
+
+    def key_from(self, row: dict[str, Any], values: list[Any]) -> dict[str, Any] | None:
+        """The key, taken from an already converted row when it holds every key column."""
+        if not self.key_positions:
+            return None
+        try:
+            return {conv.name: row[conv.name] for _, conv in self.key_positions}
+        except KeyError:  # a key column excluded from the value
+            return self.key(values)
+
+    def key(self, values: list[Any]) -> dict[str, Any] | None:
+        if not self.key_positions:
+            return None
+        return {conv.name: (None if values[i] is None else conv.convert(values[i])) for i, conv in self.key_positions}
+
+    def table_change(self, change_type: str) -> TableChange:
+        cols = []
+        for col in self.definition.columns:
+            t = col.type
+            precision, scale = numeric_typmod(t.typmod) if t.name == "numeric" else (None, None)
+            length = precision
+            if length is None and t.typmod > 4 and t.name in ("varchar", "bpchar"):
+                length = t.typmod - 4
+            elif length is None and t.typmod > 0 and t.name in ("bit", "varbit", "time", "timetz", "timestamp",
+                                                                  "timestamptz"):
+                length = t.typmod
+            cols.append(Column(
+                name=col.name, jdbc_type=2003 if t.element is not None else _JDBC_TYPES.get(t.name, 1111),
+                type_name=t.name, position=col.position, optional=col.nullable,
+                type_expression=col.type_expression, native_type=t.oid, length=length, scale=scale,
+                auto_incremented=bool(col.default and col.default.startswith("nextval(")),
+            ))
+        d = self.definition
+        return TableChange(change_type, quoted_table_id(d.schema, d.table), cols, list(d.primary_key),
+                           default_charset_name=None, attributes=[])
+
+
+def _placeholder_for(conv: ColumnConverter, placeholder: str) -> Any:
+    """unavailable.value.placeholder in the column's own type where Debezium has one: strings as is, bytes
+    as the placeholder's bytes (a 'hex:' prefix is decoded as hex), arrays as a one-element list."""
+    t = conv.schema.get("type")
+    raw = bytes.fromhex(placeholder[4:]) if placeholder.startswith("hex:") else placeholder.encode("utf-8")
+    if t == "string":
+        return placeholder
+    if t == "bytes":
+        import base64
+
+        return base64.b64encode(raw).decode("ascii")
+    if t == "array" and conv.schema["items"].get("type") == "string":
+        return [placeholder]
+    return None  # no representation in this type (Debezium also emits null for these)
+
+
+def build_table(definition: TableDef, props: PostgresProperties, relation_columns: tuple[str, ...] | None = None
+                ) -> CapturedTable:
+    """relation_columns: the column order of the Relation message (defaults to the catalog's)."""
+    order = list(relation_columns) if relation_columns is not None else [c.name for c in definition.columns]
+    by_name = {c.name: c for c in definition.columns}
+    key_set = set(definition.key_columns)
+    converters: list[tuple[int, ColumnConverter]] = []
+    key_convs: dict[str, tuple[int, ColumnConverter]] = {}
+    value_columns = []
+    for index, name in enumerate(order):
+        col = by_name.get(name)
+        if col is None:
+            continue
+        conv = column_converter(name, col.type, props, col.nullable)
+        if conv is None:
+            log.warning("%s.%s.%s: type %s is not supported; column omitted", definition.schema, definition.table,
+                        name, col.type_expression)
+            continue
+        if name in key_set:
+            key_convs[name] = (index, conv)
+        if props.captures_column(definition.schema, definition.table, name):
+            converters.append((index, conv))
+            value_columns.append((name, conv.schema))
+    key_positions = [key_convs[k] for k in definition.key_columns if k in key_convs]
+    schemas = table_schemas(
+        "postgresql", props.topic_prefix, db=props.dbname, schema=definition.schema, table=definition.table,
+        columns=value_columns + [(k, key_convs[k][1].schema) for k in definition.key_columns
+                                 if k in key_convs and k not in dict(value_columns)],
+        key_columns=[k for k in definition.key_columns if k in key_convs],
+        provide_transaction_metadata=props.provide_transaction_metadata,
+    )
+    if any(k not in dict(value_columns) for k in key_convs):
+        # key columns excluded by column.exclude.list stay in the key only (Debezium rule): rebuild without them
+        schemas = _value_without(schemas, definition, props, value_columns, key_convs)
+    return CapturedTable(definition, schemas, converters, key_positions, tuple(order))
+
+
+def _value_without(schemas: TableSchemas, definition: TableDef, props: PostgresProperties,
+                   value_columns: list, key_convs: dict) -> TableSchemas:
+    from ingest.events import connect_schema as cs
+    from ingest.events.envelope import _finish_table
+
+    row = cs.struct(value_columns, True, name=schemas.row_schema["name"] if schemas.row_schema else None)
+    fields = []
+    for f in schemas.envelope_schema["fields"]:
+        fields.append((f["field"], row if f["field"] in ("before", "after") else f))
+    envelope = cs.struct(fields, False, name=schemas.envelope_schema["name"])
+    return _finish_table("postgresql", schemas.topic, schemas.table_id, schemas.key_schema, row, envelope,
+                         schemas.key_fields, schemas.ts_us_ns, schemas.transaction)

@@ -1,0 +1,502 @@
+"""PostgreSQL type -> Debezium Kafka Connect schema and value, from the type's text output.
+
+pgoutput sends every column as the text output of its type, and the snapshot reads with COPY text, so a
+single converter per column serves both phases. The connections set DateStyle=ISO, TimeZone=UTC,
+IntervalStyle=postgres and bytea_output=hex (see PostgresProperties.dsn_params), which fixes the text
+forms parsed here.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import orjson
+
+from ingest.connectors.postgres.properties import PostgresProperties
+from ingest.events import connect_schema as cs
+
+Converter = Callable[[str], Any]
+EPOCH_DATE = date(1970, 1, 1)
+EPOCH = datetime(1970, 1, 1)
+DAYS_PER_MONTH_AVG = 365.25 / 12.0
+
+
+class ConversionError(ValueError):
+    """A value could not be converted (it goes to the rejects table with its raw text)."""
+
+
+@dataclass(frozen=True)
+class PgType:
+    """What the catalog says about a column type (domains resolved to their base type)."""
+
+    oid: int
+    name: str                      # pg_type.typname of the (base) type, e.g. int4, numeric, my_enum
+    typtype: str = "b"             # b base, e enum, r range, m multirange, d domain (resolved), c composite
+    typmod: int = -1
+    element: PgType | None = None  # arrays: the element type
+    enum_labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ColumnConverter:
+    name: str
+    schema: cs.Schema              # field schema (without "field")
+    convert: Converter
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- helpers
+
+def _decimal_bytes(unscaled: int) -> bytes:
+    """Java BigInteger.toByteArray(): big-endian two's complement, minimal length."""
+    length = (unscaled.bit_length() + 8) // 8 if unscaled >= 0 else ((-unscaled - 1).bit_length() + 8) // 8
+    return unscaled.to_bytes(length, "big", signed=True)
+
+
+def numeric_typmod(typmod: int) -> tuple[int | None, int | None]:
+    """(precision, scale) of numeric(p,s); (None, None) without a type modifier."""
+    if typmod < 4:
+        return None, None
+    value = typmod - 4
+    scale = ((value & 0x7FF) ^ 1024) - 1024
+    return (value >> 16) & 0xFFFF, scale
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _parse_bytea(text: str) -> bytes:
+    if text.startswith("\\x"):
+        return bytes.fromhex(text[2:])
+    raise ConversionError(f"bytea not in hex format: {text[:20]!r}")
+
+
+def _split_time(text: str) -> tuple[int, int, int, int]:
+    """'HH:MM:SS[.ffffff]' -> hours, minutes, seconds, microseconds."""
+    hh, mm, rest = text.split(":")
+    if "." in rest:
+        ss, frac = rest.split(".")
+        micros = int(frac.ljust(6, "0")[:6])
+    else:
+        ss, micros = rest, 0
+    return int(hh), int(mm), int(ss), micros
+
+
+def time_micros(text: str) -> int:
+    h, m, s, us = _split_time(text)
+    return ((h * 60 + m) * 60 + s) * 1_000_000 + us
+
+
+def days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 in the proleptic Gregorian calendar, for any astronomical year (H. Hinnant)."""
+    year -= month <= 2
+    era = (year if year >= 0 else year - 399) // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+_EPOCH_ORDINAL = EPOCH_DATE.toordinal()
+
+
+def date_days(text: str) -> int:
+    """'YYYY-MM-DD[ BC]' -> days since the epoch (1 BC is astronomical year 0)."""
+    if len(text) == 10:  # fast path: years 1000-9999
+        return date.fromisoformat(text).toordinal() - _EPOCH_ORDINAL
+    if text in ("infinity", "-infinity"):
+        raise ConversionError(f"date {text} has no Debezium representation")
+    bc = text.endswith(" BC")
+    year, month, day = (int(x) for x in (text[:-3] if bc else text).split("-"))
+    return days_from_civil(1 - year if bc else year, month, day)
+
+
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def timestamp_micros(text: str) -> int:
+    """'YYYY-MM-DD HH:MM:SS[.ffffff]' (no zone) read as UTC -> microseconds since the epoch."""
+    if 19 <= len(text) <= 26 and text[4] == "-" and text[10] == " ":  # fast path: years 1000-9999, AD
+        return (datetime.fromisoformat(text) - EPOCH) // _MICROSECOND
+    if text in ("infinity", "-infinity"):
+        raise ConversionError(f"timestamp {text} has no Debezium representation")
+    bc = text.endswith(" BC")
+    if bc:
+        text = text[:-3]
+    day_part, time_part = text.split(" ")
+    days = date_days(day_part + (" BC" if bc else ""))
+    return days * 86_400_000_000 + time_micros(time_part)
+
+
+def _offset_seconds(text: str) -> tuple[str, int]:
+    """Split a trailing [+-]HH[:MM[:SS]] offset off a time text."""
+    match = re.search(r"([+-])(\d{2})(?::(\d{2}))?(?::(\d{2}))?$", text)
+    if not match:
+        raise ConversionError(f"no zone offset in {text!r}")
+    sign = -1 if match.group(1) == "-" else 1
+    seconds = int(match.group(2)) * 3600 + int(match.group(3) or 0) * 60 + int(match.group(4) or 0)
+    return text[:match.start()], sign * seconds
+
+
+def _fraction(micros: int) -> str:
+    """Java ISO_LOCAL_TIME fraction: nothing for 0, else the digits without trailing zeros."""
+    if micros == 0:
+        return ""
+    return "." + f"{micros:06d}".rstrip("0")
+
+
+def zoned_timestamp(text: str) -> str:
+    """timestamptz text (session TimeZone=UTC) -> io.debezium.time.ZonedTimestamp ISO-8601 string in UTC."""
+    if text.endswith("+00") and len(text) >= 22 and text[4] == "-" and text[10] == " ":
+        # fast path: already UTC, and PostgreSQL prints the fraction without trailing zeros like Java does
+        return f"{text[:10]}T{text[11:-3]}Z"
+    if text in ("infinity", "-infinity"):
+        raise ConversionError(f"timestamptz {text} has no Debezium representation")
+    bc = text.endswith(" BC")
+    if bc:
+        text = text[:-3]
+    local, offset = _offset_seconds(text)
+    micros = timestamp_micros(local + (" BC" if bc else "")) - offset * 1_000_000
+    days, rem = divmod(micros, 86_400_000_000)
+    day = EPOCH_DATE + timedelta(days=days)
+    secs, us = divmod(rem, 1_000_000)
+    return f"{day.isoformat()}T{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}{_fraction(us)}Z"
+
+
+def zoned_time(text: str) -> str:
+    """timetz text -> io.debezium.time.ZonedTime 'HH:MM:SS[.f]Z' in UTC."""
+    local, offset = _offset_seconds(text)
+    micros = (time_micros(local) - offset * 1_000_000) % 86_400_000_000
+    secs, us = divmod(micros, 1_000_000)
+    return f"{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}{_fraction(us)}Z"
+
+
+_INTERVAL_UNIT = re.compile(r"([+-]?\d+) (year|mon|day)s?")
+_INTERVAL_TIME = re.compile(r"([+-]?)(\d+):(\d{2}):(\d{2}(?:\.\d+)?)")
+
+
+def parse_interval(text: str) -> tuple[int, int, int, int, int, Decimal]:
+    """IntervalStyle=postgres text -> years, months, days, hours, minutes, seconds (signed, like PGInterval)."""
+    years = months = days = hours = minutes = 0
+    seconds = Decimal(0)
+    for amount, unit in _INTERVAL_UNIT.findall(text):
+        if unit == "year":
+            years = int(amount)
+        elif unit == "mon":
+            months = int(amount)
+        else:
+            days = int(amount)
+    match = _INTERVAL_TIME.search(text)
+    if match:
+        sign = -1 if match.group(1) == "-" else 1
+        hours = sign * int(match.group(2))
+        minutes = sign * int(match.group(3))
+        seconds = sign * Decimal(match.group(4))
+    elif not _INTERVAL_UNIT.search(text):
+        raise ConversionError(f"not an interval: {text!r}")
+    return years, months, days, hours, minutes, seconds
+
+
+def interval_micros(text: str) -> int:
+    """io.debezium.time.MicroDuration: Debezium's double arithmetic, month = 365.25/12 days."""
+    years, months, days, hours, minutes, seconds = parse_interval(text)
+    number_of_days = (years * 12 + months) * DAYS_PER_MONTH_AVG + days
+    number_of_seconds = ((number_of_days * 24 + hours) * 60 + minutes) * 60 + float(seconds)
+    return int(number_of_seconds * 1e6)
+
+
+def interval_iso(text: str) -> str:
+    """io.debezium.time.Interval: P<y>Y<m>M<d>DT<h>H<m>M<s>S."""
+    years, months, days, hours, minutes, seconds = parse_interval(text)
+    secs = format(seconds.normalize(), "f") if seconds else "0"
+    return f"P{years}Y{months}M{days}DT{hours}H{minutes}M{secs}S"
+
+
+def parse_hstore(text: str) -> dict[str, str | None]:
+    """'"a"=>"1", "b"=>NULL' -> {'a': '1', 'b': None}."""
+    out: dict[str, str | None] = {}
+    pos, n = 0, len(text)
+
+    def quoted(i: int) -> tuple[str, int]:
+        if text[i] != '"':
+            raise ConversionError(f"hstore: expected a quote at {i}")
+        i += 1
+        buf = []
+        while text[i] != '"':
+            if text[i] == "\\":
+                i += 1
+            buf.append(text[i])
+            i += 1
+        return "".join(buf), i + 1
+
+    while pos < n:
+        while pos < n and text[pos] in " ,":
+            pos += 1
+        if pos >= n:
+            break
+        key, pos = quoted(pos)
+        if text[pos:pos + 2] != "=>":
+            raise ConversionError("hstore: expected =>")
+        pos += 2
+        if text.startswith("NULL", pos):
+            out[key] = None
+            pos += 4
+        else:
+            out[key], pos = quoted(pos)
+    return out
+
+
+def parse_array(text: str) -> list[str | None]:
+    """One-dimensional array literal '{a,"b c",NULL}' -> element texts (None for NULL)."""
+    if text.startswith("["):  # explicit bounds '[0:1]={...}'
+        text = text[text.index("=") + 1:]
+    if not (text.startswith("{") and text.endswith("}")):
+        raise ConversionError(f"not an array literal: {text[:40]!r}")
+    body = text[1:-1]
+    if not body:
+        return []
+    if body.startswith("{"):
+        raise ConversionError("multi-dimensional arrays are not supported")
+    out: list[str | None] = []
+    i, n = 0, len(body)
+    while i < n:
+        if body[i] == '"':
+            i += 1
+            buf = []
+            while body[i] != '"':
+                if body[i] == "\\":
+                    i += 1
+                buf.append(body[i])
+                i += 1
+            out.append("".join(buf))
+            i += 1
+        else:
+            j = body.find(",", i)
+            j = n if j < 0 else j
+            item = body[i:j]
+            out.append(None if item == "NULL" else item)
+            i = j
+        if i < n and body[i] == ",":
+            i += 1
+    return out
+
+
+def _money(text: str) -> Decimal:
+    negative = text.startswith("-") or text.startswith("(")
+    digits = re.sub(r"[^0-9.]", "", text)
+    value = Decimal(digits)
+    return -value if negative else value
+
+
+def _bits_bytes(text: str, length: int) -> bytes:
+    """io.debezium.data.Bits: little-endian bytes of the bit string read as a number."""
+    nbytes = max(1, (length + 7) // 8)
+    return int(text, 2).to_bytes(nbytes, "little") if text else b"\x00" * nbytes
+
+
+def _point_wkb(x: float, y: float) -> bytes:
+    import struct
+
+    return struct.pack("<BIdd", 1, 1, x, y)
+
+
+def _ewkb_to_wkb(hex_text: str) -> dict[str, Any]:
+    """PostGIS text output (hex EWKB) -> {"wkb": OGC WKB base64, "srid": srid or None}."""
+    import struct
+
+    raw = bytes.fromhex(hex_text)
+    little = raw[0] == 1
+    fmt = "<I" if little else ">I"
+    type_word = struct.unpack_from(fmt, raw, 1)[0]
+    srid = None
+    body = raw[5:]
+    if type_word & 0x20000000:
+        srid = struct.unpack_from(fmt, raw, 5)[0]
+        body = raw[9:]
+    clean = type_word & ~0x20000000
+    return {"wkb": _b64(raw[:1] + struct.pack(fmt, clean) + body), "srid": srid}
+
+
+# ---------------------------------------------------------------- the mapping
+
+_STRING_TYPES = {"bpchar", "varchar", "text", "name", "char", "citext", "inet", "cidr", "macaddr", "macaddr8",
+                 "int4range", "int8range", "numrange", "tsrange", "tstzrange", "daterange",
+                 "int4multirange", "int8multirange", "nummultirange", "tsmultirange", "tstzmultirange",
+                 "datemultirange", "line", "lseg", "box", "path", "polygon", "circle"}
+
+
+def element_converter(t: PgType, props: PostgresProperties, optional: bool) -> tuple[cs.Schema, Converter] | None:
+    """(schema, converter) for one type, or None for an unknown type (omitted, like Debezium)."""
+    name, mod, mode = t.name, t.typmod, props.time_precision_mode
+    if t.element is not None:
+        inner = element_converter(t.element, props, True)
+        if inner is None:
+            return None
+        inner_schema, inner_conv = inner
+
+        def conv_array(text: str) -> list[Any]:
+            return [None if v is None else inner_conv(v) for v in parse_array(text)]
+
+        return cs.array(inner_schema, optional), conv_array
+    if t.typtype == "e":
+        return (cs.string(optional, name="io.debezium.data.Enum", version=1,
+                          parameters={"allowed": ",".join(t.enum_labels)}), str)
+    if t.typtype in ("r", "m") or name in _STRING_TYPES:
+        return cs.string(optional), str
+    if name == "bool":
+        return cs.boolean(optional), lambda s: s == "t"
+    if name == "bit" and mod == 1:
+        return cs.boolean(optional), lambda s: s == "1"
+    if name in ("bit", "varbit"):
+        length = mod if mod > 0 else 2_147_483_647
+        return (cs.bytes_(optional, name="io.debezium.data.Bits", version=1, parameters={"length": str(length)}),
+                lambda s: _b64(_bits_bytes(s, len(s))))
+    if name == "int2":
+        return cs.int16(optional), int
+    if name == "int4":
+        return cs.int32(optional), int
+    if name in ("int8", "oid"):
+        return cs.int64(optional), int
+    if name == "float4":
+        return cs.float32(optional), float
+    if name == "float8":
+        return cs.float64(optional), float
+    if name == "numeric":
+        return _numeric(props, optional, mod)
+    if name == "money":
+        return _money_conv(props, optional)
+    if name == "date":
+        if mode == "connect":
+            return cs.int32(optional, name="org.apache.kafka.connect.data.Date", version=1), date_days
+        return cs.int32(optional, name="io.debezium.time.Date", version=1), date_days
+    if name == "time":
+        precision = 6 if mod < 0 else mod
+        if mode == "connect":
+            return (cs.int32(optional, name="org.apache.kafka.connect.data.Time", version=1),
+                    lambda s: time_micros(s) // 1000)
+        if mode == "adaptive" and precision <= 3:
+            return cs.int32(optional, name="io.debezium.time.Time", version=1), lambda s: time_micros(s) // 1000
+        return cs.int64(optional, name="io.debezium.time.MicroTime", version=1), time_micros
+    if name == "timestamp":
+        precision = 6 if mod < 0 else mod
+        if mode == "connect":
+            return (cs.int64(optional, name="org.apache.kafka.connect.data.Timestamp", version=1),
+                    lambda s: timestamp_micros(s) // 1000)
+        if precision <= 3:
+            return (cs.int64(optional, name="io.debezium.time.Timestamp", version=1),
+                    lambda s: timestamp_micros(s) // 1000)
+        return cs.int64(optional, name="io.debezium.time.MicroTimestamp", version=1), timestamp_micros
+    if name == "timestamptz":
+        return cs.string(optional, name="io.debezium.time.ZonedTimestamp", version=1), zoned_timestamp
+    if name == "timetz":
+        return cs.string(optional, name="io.debezium.time.ZonedTime", version=1), zoned_time
+    if name == "interval":
+        if props.interval_handling_mode == "string":
+            return cs.string(optional, name="io.debezium.time.Interval", version=1), interval_iso
+        return cs.int64(optional, name="io.debezium.time.MicroDuration", version=1), interval_micros
+    if name == "bytea":
+        return _binary(props, optional)
+    if name in ("json", "jsonb"):
+        return cs.string(optional, name="io.debezium.data.Json", version=1), str
+    if name == "xml":
+        return cs.string(optional, name="io.debezium.data.Xml", version=1), str
+    if name == "uuid":
+        return cs.string(optional, name="io.debezium.data.Uuid", version=1), str
+    if name == "ltree":
+        return cs.string(optional, name="io.debezium.data.Ltree", version=1), str
+    if name == "point":
+        return _point(optional)
+    if name == "hstore":
+        if props.hstore_handling_mode == "map":
+            return cs.map_(cs.string(), cs.string(True), optional), parse_hstore
+        return (cs.string(optional, name="io.debezium.data.Json", version=1),
+                lambda s: orjson.dumps(parse_hstore(s)).decode())
+    if name in ("geometry", "geography"):
+        schema = cs.struct([("wkb", cs.bytes_()), ("srid", cs.int32(True))], optional,
+                           name="io.debezium.data.geometry.Geometry", version=1,
+                           doc="Geometric type with WKB representation")
+        return schema, _ewkb_to_wkb
+    if props.include_unknown_datatypes:
+        return cs.bytes_(optional), lambda s: _b64(s.encode("utf-8"))
+    return None
+
+
+def _numeric(props: PostgresProperties, optional: bool, mod: int) -> tuple[cs.Schema, Converter]:
+    mode = props.decimal_handling_mode
+    if mode == "double":
+        return cs.float64(optional), float
+    if mode == "string":
+        return cs.string(optional), str
+    precision, scale = numeric_typmod(mod)
+    if scale is not None:
+        fixed_scale = scale
+
+        def conv_fixed(text: str) -> str | None:
+            if text in ("NaN", "Infinity", "-Infinity"):
+                return None  # not representable as a Connect Decimal (Debezium: null)
+            try:
+                value = Decimal(text)
+            except InvalidOperation:
+                raise ConversionError(f"not a numeric: {text!r}") from None
+            return _b64(_decimal_bytes(int(value.scaleb(fixed_scale))))
+
+        return (cs.bytes_(optional, name="org.apache.kafka.connect.data.Decimal", version=1,
+                          parameters={"scale": str(scale), "connect.decimal.precision": str(precision)}), conv_fixed)
+
+    def conv_variable(text: str) -> dict[str, Any] | None:
+        if text in ("NaN", "Infinity", "-Infinity"):
+            return None
+        value = Decimal(text)
+        exponent = value.as_tuple().exponent
+        var_scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+        return {"scale": var_scale, "value": _b64(_decimal_bytes(int(value.scaleb(var_scale))))}
+
+    schema = cs.struct([("scale", cs.int32()), ("value", cs.bytes_())], optional,
+                       name="io.debezium.data.VariableScaleDecimal", version=1, doc="Variable scaled decimal")
+    return schema, conv_variable
+
+
+def _money_conv(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, Converter]:
+    mode, digits = props.decimal_handling_mode, props.money_fraction_digits
+    if mode == "double":
+        return cs.float64(optional), lambda s: float(_money(s))
+    if mode == "string":
+        return cs.string(optional), lambda s: format(_money(s), "f")
+    return (cs.bytes_(optional, name="org.apache.kafka.connect.data.Decimal", version=1,
+                      parameters={"scale": str(digits)}),
+            lambda s: _b64(_decimal_bytes(int(_money(s).scaleb(digits)))))
+
+
+def _binary(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, Converter]:
+    mode = props.binary_handling_mode
+    if mode == "base64":
+        return cs.string(optional), lambda s: _b64(_parse_bytea(s))
+    if mode == "hex":
+        return cs.string(optional), lambda s: _parse_bytea(s).hex()
+    return cs.bytes_(optional), lambda s: _b64(_parse_bytea(s))
+
+
+def _point(optional: bool) -> tuple[cs.Schema, Converter]:
+    schema = cs.struct([("x", cs.float64()), ("y", cs.float64()), ("wkb", cs.bytes_(True)), ("srid", cs.int32(True))],
+                       optional, name="io.debezium.data.geometry.Point", version=1, doc="Geometry (POINT)")
+
+    def conv(text: str) -> dict[str, Any]:
+        x_text, y_text = text.strip("()").split(",")
+        x, y = float(x_text), float(y_text)
+        return {"x": x, "y": y, "wkb": _b64(_point_wkb(x, y)), "srid": None}
+
+    return schema, conv
+
+
+def column_converter(column: str, t: PgType, props: PostgresProperties, optional: bool) -> ColumnConverter | None:
+    found = element_converter(t, props, optional)
+    if found is None:
+        return None
+    return ColumnConverter(column, found[0], found[1])

@@ -1,0 +1,177 @@
+"""Helpers shared by the PostgreSQL connector tests (own database pgconn_test, slots and publications
+prefixed pgconn_), plus the tests of the helpers themselves."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg2
+import pytest
+
+from ingest.config import SourceSettings
+from ingest.connectors.base import Batch, BatchLimits, ResumeState
+from ingest.connectors.postgres import PostgresConnector
+
+pytestmark = pytest.mark.integration
+
+DB = "pgconn_test"
+
+
+def admin_dsn(pg_dsn: str, dbname: str = "postgres") -> str:
+    parts = [p for p in pg_dsn.split() if not p.startswith("dbname=")]
+    return " ".join(parts + [f"dbname={dbname}"])
+
+
+def dsn_params(pg_dsn: str) -> dict[str, Any]:
+    params = dict(p.split("=", 1) for p in pg_dsn.split())
+    return {"host": params.get("host", "127.0.0.1"), "port": int(params.get("port", 5432)),
+            "user": params.get("user", "postgres"), "password": params.get("password", "")}
+
+
+def ensure_database(pg_dsn: str) -> str:
+    """Create pgconn_test once (extensions citext, ltree, hstore in it); returns its DSN."""
+    conn = psycopg2.connect(admin_dsn(pg_dsn))
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DB,))
+        if cur.fetchone() is None:
+            cur.execute(f"CREATE DATABASE {DB}")
+    conn.close()
+    dsn = admin_dsn(pg_dsn, DB)
+    conn = psycopg2.connect(dsn)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        for ext in ("citext", "ltree", "hstore"):
+            cur.execute(f"CREATE EXTENSION IF NOT EXISTS {ext}")
+    conn.close()
+    return dsn
+
+
+def execute(dsn: str, *statements: str) -> None:
+    conn = psycopg2.connect(dsn)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)
+    conn.close()
+
+
+def query(dsn: str, statement: str) -> list[tuple]:
+    conn = psycopg2.connect(dsn)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute(statement)
+        rows = cur.fetchall()
+    conn.close()
+    return rows
+
+
+def drop_slot_and_publication(dsn: str, slot: str, publication: str) -> None:
+    execute(dsn,
+            f"SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '{slot}' "
+            f"AND active_pid IS NOT NULL",
+            f"DROP PUBLICATION IF EXISTS {publication}")
+    for _ in range(50):
+        rows = query(dsn, f"SELECT active FROM pg_replication_slots WHERE slot_name = '{slot}'")
+        if not rows:
+            return
+        if not rows[0][0]:
+            execute(dsn, f"SELECT pg_drop_replication_slot('{slot}')")
+            return
+        time.sleep(0.1)
+
+
+def connector(pg_dsn: str, name: str, schema: str, **overrides: Any) -> PostgresConnector:
+    """A connector on pgconn_test capturing one schema, with its own slot and publication pgconn_<name>."""
+    params = dsn_params(pg_dsn)
+    props: dict[str, Any] = {
+        "database.hostname": params["host"], "database.port": params["port"], "database.user": params["user"],
+        "database.password": params["password"], "database.dbname": DB, "topic.prefix": name,
+        "slot.name": f"pgconn_{name}", "publication.name": f"pgconn_{name}",
+        "publication.autocreate.mode": "filtered", "table.include.list": f"{schema}\\..*",
+        "poll.interval.ms": 50, "slot.retry.delay.ms": 100,
+    }
+    props.update(overrides)
+    return PostgresConnector(SourceSettings(name, "postgresql", props))
+
+
+class Collector:
+    """Drives connector.batches() like the runner: 'commits' each batch in memory, then acknowledges it."""
+
+    def __init__(self, conn: PostgresConnector, resume: ResumeState | None = None,
+                 limits: BatchLimits | None = None) -> None:
+        self.conn = conn
+        self.batches: list[Batch] = []
+        self.iterator = conn.batches(resume or ResumeState(), limits or BatchLimits(max_events=500, max_seconds=1))
+
+    @property
+    def events(self) -> list:
+        return [e for b in self.batches for e in b.events]
+
+    @property
+    def schema_changes(self) -> list:
+        return [s for b in self.batches for s in b.schema_changes]
+
+    def run(self, until: Callable[[Collector], bool] = lambda c: True, timeout: float = 30.0) -> Collector:
+        """Consume batches until caught up and `until(self)` holds."""
+        deadline = time.monotonic() + timeout
+        for batch in self.iterator:
+            self.batches.append(batch)
+            self.conn.acknowledge(batch)
+            if batch.caught_up and until(self):
+                return self
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out; {len(self.events)} events so far")
+        return self
+
+    def resume_state(self) -> ResumeState:
+        """What the bronze writer would read back: the highest committed seq and its position."""
+        events = self.events
+        if not events:
+            return ResumeState()
+        last = max(events, key=lambda e: e.seq)
+        return ResumeState(last_seq=last.seq, position=json.loads(last.position))
+
+
+def replay(events: list) -> dict[str, dict[str, dict]]:
+    """Apply events in seq order: table_id -> {key JSON -> after row}, the way silver would."""
+    state: dict[str, dict[str, dict]] = {}
+    for e in sorted(events, key=lambda e: e.seq):
+        rows = state.setdefault(e.table_id, {})
+        if e.op in ("r", "c", "u"):
+            value = json.loads(e.value)
+            after = value["after"]
+            previous = rows.get(e.key, {})
+            rows[e.key] = {k: (previous.get(k) if v == "__debezium_unavailable_value" else v)
+                           for k, v in after.items()}
+        elif e.op == "d":
+            rows.pop(e.key, None)
+        elif e.op == "t":
+            rows.clear()
+    return state
+
+
+def assert_same_rows(state: dict[str, dict], source: dict[str, dict]) -> None:
+    """Compare replayed rows with source rows, reporting only a few differences (pytest's own diff of
+    big dicts is very slow)."""
+    missing = sorted(set(source) - set(state))[:5]
+    extra = sorted(set(state) - set(source))[:5]
+    differ = [(k, state[k], source[k]) for k in sorted(set(state) & set(source)) if state[k] != source[k]][:5]
+    assert not (missing or extra or differ), f"missing {missing}, extra {extra}, different {differ}"
+
+
+def test_replay_applies_events_in_seq_order() -> None:
+    from ingest.bronze.contract import BronzeEvent
+
+    def event(seq: str, op: str | None, key: str, after: dict | None) -> BronzeEvent:
+        value = None if op is None else json.dumps({"before": None, "after": after, "op": op})
+        return BronzeEvent("t", "db.s.t", op, seq, key, value, None, None, None, None, None, None, None)
+
+    events = [event("2", "u", '{"id":1}', {"id": 1, "v": "__debezium_unavailable_value", "w": 2}),
+              event("1", "r", '{"id":1}', {"id": 1, "v": "a", "w": 1}),
+              event("3", "c", '{"id":2}', {"id": 2, "v": "b", "w": 1}),
+              event("4", "d", '{"id":2}', None)]
+    assert replay(events) == {"db.s.t": {'{"id":1}': {"id": 1, "v": "a", "w": 2}}}

@@ -1,0 +1,135 @@
+"""A missing prerequisite gives one clear error line: wal_level (on a throwaway server of our own started
+with wal_level=replica, since the shared server must not be reconfigured), the REPLICATION attribute,
+SELECT privilege, a missing publication with autocreate disabled, a slot of another plugin."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from ingest.errors import LakecdcError
+from tests.test_pg_helpers import connector, drop_slot_and_publication, ensure_database, execute
+
+pytestmark = pytest.mark.integration
+
+PGBIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def _one_line(exc: pytest.ExceptionInfo) -> str:
+    text = str(exc.value)
+    assert "\n" not in text
+    return text
+
+
+@pytest.fixture()
+def schema(pg_dsn: str):
+    dsn = ensure_database(pg_dsn)
+    execute(dsn, "DROP SCHEMA IF EXISTS pgconn_prereq CASCADE", "CREATE SCHEMA pgconn_prereq",
+            "CREATE TABLE pgconn_prereq.t (id int PRIMARY KEY)",
+            "DO $$ BEGIN CREATE ROLE pgconn_norepl LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+            "DO $$ BEGIN CREATE ROLE pgconn_repl LOGIN REPLICATION; "
+            "EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+            "GRANT USAGE ON SCHEMA pgconn_prereq TO pgconn_norepl, pgconn_repl")
+    yield dsn
+    drop_slot_and_publication(dsn, "pgconn_prereq", "pgconn_prereq")
+    execute(dsn, "DROP SCHEMA IF EXISTS pgconn_prereq CASCADE")
+
+
+def test_missing_replication_attribute(pg_dsn, schema) -> None:
+    conn = connector(pg_dsn, "prereq", "pgconn_prereq", **{"database.user": "pgconn_norepl"})
+    with pytest.raises(LakecdcError) as exc:
+        conn.validate()
+    conn.close()
+    assert _one_line(exc) == ("role pgconn_norepl has no REPLICATION attribute "
+                              "(ALTER ROLE pgconn_norepl WITH REPLICATION)")
+
+
+def test_missing_select_privilege(pg_dsn, schema) -> None:
+    conn = connector(pg_dsn, "prereq", "pgconn_prereq", **{"database.user": "pgconn_repl"})
+    with pytest.raises(LakecdcError) as exc:
+        conn.validate()
+    conn.close()
+    assert "no SELECT privilege on pgconn_prereq.t" in _one_line(exc)
+
+
+def test_missing_publication_with_autocreate_disabled(pg_dsn, schema) -> None:
+    conn = connector(pg_dsn, "prereq", "pgconn_prereq", **{"publication.autocreate.mode": "disabled"})
+    with pytest.raises(LakecdcError) as exc:
+        conn.validate()
+    conn.close()
+    assert _one_line(exc).startswith("publication pgconn_prereq does not exist and publication.autocreate.mode "
+                                     "is disabled")
+
+
+def test_publication_creation_needs_privilege(pg_dsn, schema) -> None:
+    execute(schema, "GRANT SELECT ON pgconn_prereq.t TO pgconn_repl")
+    conn = connector(pg_dsn, "prereq", "pgconn_prereq", **{"database.user": "pgconn_repl"})
+    with pytest.raises(LakecdcError) as exc:
+        conn.validate()
+    conn.close()
+    assert _one_line(exc).startswith("cannot create publication pgconn_prereq as pgconn_repl")
+
+
+def test_slot_of_another_plugin(pg_dsn, schema) -> None:
+    execute(schema, "SELECT pg_create_logical_replication_slot('pgconn_prereq', 'test_decoding')")
+    conn = connector(pg_dsn, "prereq", "pgconn_prereq")
+    with pytest.raises(LakecdcError) as exc:
+        conn.validate()
+    conn.close()
+    assert "exists for plugin test_decoding" in _one_line(exc)
+
+
+def test_unreachable_server(pg_dsn) -> None:
+    conn = connector(pg_dsn, "prereq", "pgconn_prereq", **{"database.port": _free_port()})
+    with pytest.raises(LakecdcError) as exc:
+        conn.validate()
+    assert _one_line(exc).startswith("cannot connect to PostgreSQL at")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def replica_server():
+    """Our own throwaway PostgreSQL 15 with wal_level=replica (stopped by its data directory)."""
+    if not (PGBIN / "initdb").exists():
+        pytest.fail("PostgreSQL server binaries not found in /usr/lib/postgresql/15/bin")
+    root = Path(tempfile.mkdtemp(prefix="pgconn_walrep_", dir="/tmp"))
+    os.chmod(root, 0o777)
+    data = root / "data"
+    run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    subprocess.run(run_as + [str(PGBIN / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                             "--no-sync"], check=True, capture_output=True)
+    port = _free_port()
+    subprocess.run(run_as + [str(PGBIN / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w", "start", "-o",
+                             f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c wal_level=replica -c fsync=off"],
+                   check=True, capture_output=True)
+    try:
+        yield port
+    finally:
+        subprocess.run(run_as + [str(PGBIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+                       capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_wal_level_not_logical(replica_server) -> None:
+    from ingest.config import SourceSettings
+    from ingest.connectors.postgres import PostgresConnector
+
+    conn = PostgresConnector(SourceSettings("walrep", "postgresql", {
+        "database.hostname": "127.0.0.1", "database.port": replica_server, "database.user": "postgres",
+        "database.dbname": "postgres", "topic.prefix": "walrep", "slot.name": "pgconn_walrep"}))
+    with pytest.raises(LakecdcError) as exc:
+        conn.validate()
+    conn.close()
+    assert _one_line(exc) == ("wal_level is 'replica': logical decoding needs wal_level=logical "
+                              "(set it in postgresql.conf and restart the server)")

@@ -1,0 +1,197 @@
+"""PostgreSQL connector pieces that need no server: property validation, the pgoutput decoder on
+hand-built protocol messages, text parsers (COPY lines, arrays, hstore, intervals, dates) and PostGIS
+EWKB (PostGIS is not installed here: the EWKB below is the text output PostGIS documents for
+SRID=4326;POINT(1 2))."""
+
+from __future__ import annotations
+
+import base64
+import struct
+
+import pytest
+
+from ingest.config import SourceSettings
+from ingest.connectors.postgres import PostgresConnector
+from ingest.connectors.postgres import pgoutput as pg
+from ingest.connectors.postgres.properties import parse_properties
+from ingest.connectors.postgres.snapshot import parse_copy_line
+from ingest.connectors.postgres.types import (
+    PgType,
+    date_days,
+    element_converter,
+    interval_micros,
+    parse_array,
+    parse_hstore,
+    timestamp_micros,
+    zoned_timestamp,
+)
+from ingest.errors import ConfigError
+
+pytestmark = pytest.mark.unit
+
+BASE = {"database.hostname": "h", "database.user": "u", "database.dbname": "d", "topic.prefix": "p"}
+
+
+# ------------------------------------------------------------------ properties
+
+def test_defaults_follow_debezium() -> None:
+    p = parse_properties(BASE)
+    assert (p.port, p.slot_name, p.publication_name, p.snapshot_mode) == (5432, "debezium", "dbz_publication",
+                                                                          "initial")
+    assert (p.time_precision_mode, p.decimal_handling_mode, p.interval_handling_mode) == ("adaptive", "precise",
+                                                                                          "numeric")
+    assert p.tombstones_on_delete is True and p.skipped_operations == frozenset({"t"})
+    assert p.unavailable_value_placeholder == "__debezium_unavailable_value"
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"database.hostnam": "x"}, "unknown property 'database.hostnam'"),
+    ({"plugin.name": "wal2json"}, "only pgoutput"),
+    ({"snapshot.mode": "sometimes"}, "snapshot.mode"),
+    ({"time.precision.mode": "nanos"}, "time.precision.mode"),
+    ({"decimal.handling.mode": "exact"}, "decimal.handling.mode"),
+    ({"hstore.handling.mode": "list"}, "hstore.handling.mode"),
+    ({"interval.handling.mode": "iso"}, "interval.handling.mode"),
+    ({"binary.handling.mode": "b32"}, "binary.handling.mode"),
+    ({"publication.autocreate.mode": "some"}, "publication.autocreate.mode"),
+    ({"slot.name": "Bad-Slot"}, "slot.name"),
+    ({"database.port": "abc"}, "database.port"),
+    ({"tombstones.on.delete": "maybe"}, "tombstones.on.delete"),
+    ({"skipped.operations": "x"}, "skipped.operations"),
+    ({"table.include.list": "a.b", "table.exclude.list": "c.d"}, "cannot be used together"),
+    ({"table.include.list": "a.(b"}, "not a valid regular expression"),
+    ({"database.server.name": "q"}, "both given"),
+])
+def test_invalid_properties_fail_before_connecting(extra: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        PostgresConnector(SourceSettings("s", "postgresql", {**BASE, **extra}))
+
+
+def test_missing_required_property() -> None:
+    props = dict(BASE)
+    del props["topic.prefix"]
+    with pytest.raises(ConfigError, match="topic.prefix"):
+        parse_properties(props)
+
+
+def test_older_names_and_modes_are_accepted() -> None:
+    props = {k: v for k, v in BASE.items() if k != "topic.prefix"}
+    p = parse_properties({**props, "database.server.name": "old", "table.whitelist": "public\\.a.*",
+                          "snapshot.mode": "never", "toasted.value.placeholder": "hex:00ff"})
+    assert p.topic_prefix == "old" and p.snapshot_mode == "no_data"
+    assert p.unavailable_value_placeholder == "hex:00ff"
+    assert p.captures_table("public", "abc") and not p.captures_table("public", "b")
+    assert parse_properties({**BASE, "snapshot.mode": "schema_only"}).snapshot_mode == "no_data"
+
+
+def test_filters() -> None:
+    p = parse_properties({**BASE, "schema.exclude.list": "audit", "column.exclude.list": "public\\.t\\.secret"})
+    assert not p.captures_table("audit", "x") and p.captures_table("public", "x")
+    assert not p.captures_column("public", "t", "secret") and p.captures_column("public", "t", "name")
+    p = parse_properties({**BASE, "column.include.list": "public\\.t\\.(id|name)"})
+    assert p.captures_column("public", "t", "id") and not p.captures_column("public", "t", "other")
+
+
+def test_password_is_not_in_repr() -> None:
+    p = parse_properties({**BASE, "database.password": "s3cret"})
+    assert "s3cret" not in repr(p)
+
+
+# ------------------------------------------------------------------ pgoutput
+
+def _s(text: str) -> bytes:
+    return text.encode() + b"\x00"
+
+
+def _tuple(*values: bytes | None | str) -> bytes:
+    out = struct.pack(">h", len(values))
+    for v in values:
+        if v is None:
+            out += b"n"
+        elif v == "u":
+            out += b"u"
+        else:
+            assert isinstance(v, bytes)
+            out += b"t" + struct.pack(">i", len(v)) + v
+    return out
+
+
+def test_decode_begin_commit() -> None:
+    begin = pg.decode(b"B" + struct.pack(">QqI", 0x1529610, 1_000_000, 727))
+    assert begin == pg.Begin(0x1529610, 946_684_801_000_000, 727)
+    commit = pg.decode(b"C" + struct.pack(">bQQq", 0, 0x1529610, 0x1529640, 0))
+    assert commit == pg.Commit(0, 0x1529610, 0x1529640, 946_684_800_000_000)
+
+
+def test_decode_relation_and_rows() -> None:
+    rel = pg.decode(b"R" + struct.pack(">I", 16384) + _s("public") + _s("cdc_t") + b"f" + struct.pack(">h", 2)
+                    + b"\x01" + _s("id") + struct.pack(">Ii", 23, -1)
+                    + b"\x00" + _s("qty") + struct.pack(">Ii", 1700, 655366))
+    assert rel == pg.Relation(16384, "public", "cdc_t", "f", (pg.RelationColumn(True, "id", 23, -1),
+                                                               pg.RelationColumn(False, "qty", 1700, 655366)))
+    ins = pg.decode(b"I" + struct.pack(">I", 16384) + b"N" + _tuple(b"1", None))
+    assert ins == pg.Insert(16384, [b"1", None])
+    upd = pg.decode(b"U" + struct.pack(">I", 16384) + b"O" + _tuple(b"1", b"2") + b"N" + _tuple(b"1", "u"))
+    assert upd == pg.Update(16384, "O", [b"1", b"2"], [b"1", pg.UNCHANGED_TOAST])
+    upd2 = pg.decode(b"U" + struct.pack(">I", 16384) + b"N" + _tuple(b"2", b"3"))
+    assert upd2.old is None and upd2.old_kind is None
+    dele = pg.decode(b"D" + struct.pack(">I", 16384) + b"K" + _tuple(b"1", None))
+    assert dele == pg.Delete(16384, "K", [b"1", None])
+    trunc = pg.decode(b"T" + struct.pack(">ib", 2, 1) + struct.pack(">II", 1, 2))
+    assert trunc == pg.Truncate(1, (1, 2))
+    msg = pg.decode(b"M" + struct.pack(">bQ", 1, 99) + _s("pfx") + struct.pack(">i", 3) + b"abc")
+    assert msg == pg.LogicalMessage(True, 99, "pfx", b"abc")
+    assert pg.decode(b"Y" + struct.pack(">I", 5) + _s("public") + _s("mood")) == pg.TypeMessage(5, "public", "mood")
+    assert pg.decode(b"O" + struct.pack(">Q", 7) + _s("node1")) == pg.Origin(7, "node1")
+
+
+@pytest.mark.parametrize("raw", [b"", b"Z123", b"I" + struct.pack(">I", 1) + b"X", b"B\x00\x01"])
+def test_decode_rejects_malformed(raw: bytes) -> None:
+    with pytest.raises(pg.DecodeError):
+        pg.decode(raw)
+
+
+def test_lsn_text_round_trip() -> None:
+    assert pg.lsn_to_str(0x16B3748) == "0/16B3748"
+    assert pg.str_to_lsn("1/2A") == (1 << 32) | 0x2A
+
+
+# ------------------------------------------------------------------ text parsers
+
+def test_copy_line_unescapes() -> None:
+    assert parse_copy_line("1\t\\N\ta\\tb\\\\c\\nd\t\\x41\\101") == ["1", None, "a\tb\\c\nd", "AA"]
+
+
+def test_array_and_hstore_parsers() -> None:
+    assert parse_array('{1,NULL,"a,b","q\\"x",""}') == ["1", None, "a,b", 'q"x', ""]
+    assert parse_array("[0:1]={7,8}") == ["7", "8"]
+    assert parse_array("{}") == []
+    assert parse_hstore('"a"=>"1", "b"=>NULL, "c\\"d"=>"x\\\\y"') == {"a": "1", "b": None, 'c"d': "x\\y"}
+
+
+def test_time_parsers() -> None:
+    assert date_days("1970-01-01") == 0 and date_days("1969-12-31") == -1
+    assert date_days("0001-01-01 BC") == -719528  # astronomical year 0
+    assert timestamp_micros("2018-06-20 15:13:16.945104") == 1529507596945104  # the seed's example
+    assert zoned_timestamp("2018-06-20 15:13:16+02:30") == "2018-06-20T12:43:16Z"
+    assert zoned_timestamp("2018-06-20 15:13:16.5-01") == "2018-06-20T16:13:16.5Z"
+    assert interval_micros("-1 days +02:00:00") == -22 * 3600 * 1_000_000
+    assert interval_micros("00:00:00.000001") == 1
+
+
+def test_postgis_geometry_ewkb_to_wkb() -> None:
+    props = parse_properties(BASE)
+    schema, convert = element_converter(PgType(99999, "geometry"), props, True)
+    assert schema["name"] == "io.debezium.data.geometry.Geometry"
+    assert [f["field"] for f in schema["fields"]] == ["wkb", "srid"]
+    ewkb = "0101000020E6100000000000000000F03F0000000000000040"  # SRID=4326;POINT(1 2)
+    value = convert(ewkb)
+    assert value["srid"] == 4326
+    assert base64.b64decode(value["wkb"]) == struct.pack("<BIdd", 1, 1, 1.0, 2.0)
+
+
+def test_unknown_types_are_omitted_unless_asked() -> None:
+    assert element_converter(PgType(3614, "tsvector"), parse_properties(BASE), True) is None
+    schema, convert = element_converter(PgType(3614, "tsvector"),
+                                        parse_properties({**BASE, "include.unknown.datatypes": "true"}), True)
+    assert schema["type"] == "bytes" and base64.b64decode(convert("'a'")) == b"'a'"
