@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import signal
 import sys
-import time
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -42,12 +43,14 @@ def cmd_serve(args: argparse.Namespace, config: ProjectConfig) -> int:
     for key, value in exports.items():
         print(f"  export {key}='{value}'", flush=True)
     print("  dbt build        # or any Spark Connect client; Ctrl-C stops the server", flush=True)
+    stop = threading.Event()
+    # set after the server started: Sail's own Ctrl-C handler would stop the server but not this loop
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     try:
-        while True:  # keep the shared session alive and notice a dead server
-            time.sleep(30)
+        # keep the shared session alive (and notice a dead server) every 30 s; react to Ctrl-C/SIGTERM at once
+        while not stop.wait(30):
             engine.spark.sql("SELECT 1").collect()
-    except KeyboardInterrupt:
-        pass
     finally:
         engine.stop()
     return 0

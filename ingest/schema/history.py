@@ -117,7 +117,7 @@ def build_history(records: Iterable[SchemaChangeRecord], dialect: str, *, source
             scratch = copy.deepcopy(state)
             parsed = scratch.apply(ddl, dialect, record.database_name, default_schema=record.schema_name) \
                 if ddl.strip() else []
-            changes = state.apply_table_changes(entries, dialect, statement=ddl)
+            changes = state.apply_table_changes(entries, dialect, statement=ddl, default_database=record.database_name)
             mismatch = _cross_check(parsed, changes) if ddl.strip() else None
             for i, change in enumerate(changes):
                 rows.append(_table_row(source, record.seq, i, change, "mismatch" if mismatch else "ok", mismatch,

@@ -144,11 +144,12 @@ class SchemaState:
         self._versions[table_id] = version
         return version
 
-    def apply_table_changes(self, entries: list[dict[str, Any]], dialect: str, statement: str = "") -> list[Change]:
+    def apply_table_changes(self, entries: list[dict[str, Any]], dialect: str, statement: str = "",
+                            default_database: str | None = None) -> list[Change]:
         """Apply Debezium tableChanges entries (the authoritative post-change table states)."""
         changes = []
         for entry in entries:
-            ids = parse_debezium_ids(entry.get("id", ""), dialect)
+            ids = parse_debezium_ids(entry.get("id", ""), dialect, default_database)
             new_id = ids[-1]
             old_id = ids[0] if len(ids) > 1 else None
             kind = str(entry.get("type", "")).upper()
@@ -174,8 +175,10 @@ class SchemaState:
 _ID_PART = re.compile(r'"((?:[^"]|"")*)"|([^".,]+)')
 
 
-def parse_debezium_ids(text: str, dialect: str) -> list[TableId]:
-    """'"db"."t"' -> [TableId]; a rename '"db"."a","db"."b"' -> [old, new]."""
+def parse_debezium_ids(text: str, dialect: str, default_database: str | None = None) -> list[TableId]:
+    """'"db"."t"' -> [TableId]; a rename '"db"."a","db"."b"' -> [old, new]. PostgreSQL's ids are
+    "schema"."table": the database (the event's databaseName) is filled in from `default_database`, so the
+    ids equal the events' table_id (db.schema.table)."""
     ids: list[TableId] = []
     parts: list[str] = []
     pos = 0
@@ -191,6 +194,8 @@ def parse_debezium_ids(text: str, dialect: str) -> list[TableId]:
         pos += 1 if pos < len(text) else 0
     if parts:
         ids.append(_id_from_parts(parts, dialect))
+    if default_database and dialect not in ("mysql", "mariadb"):
+        ids = [TableId(default_database, i.schema, i.table) if i.database is None else i for i in ids]
     return ids
 
 
