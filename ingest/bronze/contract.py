@@ -111,7 +111,7 @@ class BronzeEvent:
     source_ts_ms: int | None
     txn_id: str | None
     snapshot: str | None
-    position: str | None
+    position: str | None = None  # a connector may set it after construction, when its batch closes
 
 
 @dataclass(slots=True)  # not frozen: construction is on the hot path

@@ -54,6 +54,22 @@ TABLES: dict[str, tuple[tuple[tuple[str, str], ...], str | None]] = {
 }
 
 
+class _Same:
+    """A column holding one value n times (source, batch_id, ingested_at): built by Arrow without a
+    Python list (a list of datetimes costs a conversion per row)."""
+
+    __slots__ = ("value", "n")
+
+    def __init__(self, value: Any, n: int) -> None:
+        self.value, self.n = value, n
+
+
+def _column(values: Sequence[Any] | _Same, arrow_type: pa.DataType) -> pa.Array:
+    if isinstance(values, _Same):
+        return pa.repeat(pa.scalar(values.value, arrow_type), values.n)
+    return pa.array(values, arrow_type)
+
+
 def schema_id(canonical_schema: str) -> str:
     """Content id of a Kafka Connect schema: the first 32 hex digits of sha256 of its canonical JSON."""
     return hashlib.sha256(canonical_schema.encode("utf-8")).hexdigest()[:32]
@@ -133,9 +149,9 @@ class BronzeWriter:
                 self.spark.sql(f"SELECT seq, event FROM {self.tables['schema_changes']} ORDER BY seq").collect()]
 
     # -- landing -----------------------------------------------------------------------------------
-    def _append(self, kind: str, columns: dict[str, list[Any]]) -> None:
+    def _append(self, kind: str, columns: dict[str, Sequence[Any] | _Same]) -> None:
         cols = TABLES[kind][0]
-        table = pa.Table.from_arrays([pa.array(columns[name], _ARROW_TYPES[sql_type]) for name, sql_type in cols],
+        table = pa.Table.from_arrays([_column(columns[name], _ARROW_TYPES[sql_type]) for name, sql_type in cols],
                                      schema=arrow_schema(cols))
         self.spark.createDataFrame(table).write.format("delta").mode("append").saveAsTable(self.tables[kind])
 
@@ -173,8 +189,18 @@ class BronzeWriter:
                 new_schemas[found] = (schema, seq)
             return found
 
-        key_ids = [sid(e.key_schema, e.seq) for e in events]
-        value_ids = [sid(e.value_schema, e.seq) for e in events]
+        # `seen` short-cuts sid() for schemas it already handled in this batch (they are interned str
+        # objects, so the lookup compares pointers); sid() runs once per schema and batch, in event order.
+        seen: dict[str, str] = {}
+        seen_get = seen.get
+
+        def first_sid(schema: str, seq: str) -> str:
+            found = seen[schema] = sid(schema, seq)  # type: ignore[assignment]
+            return found
+
+        key_ids = [None if (s := e.key_schema) is None else (seen_get(s) or first_sid(s, e.seq)) for e in events]
+        value_ids = [None if (s := e.value_schema) is None else (seen_get(s) or first_sid(s, e.seq))
+                     for e in events]
 
         if new_schemas:
             n = len(new_schemas)
@@ -206,13 +232,13 @@ class BronzeWriter:
         if events:  # the one commit that makes the batch (and its position) visible
             n = len(events)
             self._append("events", {
-                "source": [self.source] * n, "topic": [e.topic for e in events],
+                "source": _Same(self.source, n), "topic": [e.topic for e in events],
                 "table_id": [e.table_id for e in events], "op": [e.op for e in events],
                 "seq": [e.seq for e in events], "key": [e.key for e in events], "value": [e.value for e in events],
                 "key_schema_id": key_ids, "value_schema_id": value_ids, "ts_ms": [e.ts_ms for e in events],
                 "source_ts_ms": [e.source_ts_ms for e in events], "txn_id": [e.txn_id for e in events],
                 "snapshot": [e.snapshot for e in events], "position": [e.position for e in events],
-                "batch_id": [batch_id] * n, "ingested_at": [now] * n})
+                "batch_id": _Same(batch_id, n), "ingested_at": _Same(now, n)})
             self.last_events_batch = batch_id
         self.next_batch_id = batch_id + 1
         return batch_id

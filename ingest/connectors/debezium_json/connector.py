@@ -25,7 +25,7 @@ import orjson
 from ingest.bronze.contract import BronzeEvent, BronzeReject, BronzeSchemaChange
 from ingest.config import SourceSettings
 from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
-from ingest.connectors.debezium_json.records import DecodedEvent, DecodedSchemaChange, Decoder, RecordError
+from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
 from ingest.connectors.debezium_json.tail import Line, LineTail
 from ingest.errors import ConfigError, LakecdcError
 
@@ -90,16 +90,19 @@ class DebeziumJsonConnector(SourceConnector):
             raise LakecdcError(f"sources.{self.source_name}: bronze was landed from file {start_file!r}, "
                                f"but the input is now {self.path}; point `path` at the directory or the same file")
         tail = LineTail(self.path, self.glob, start_file, start_offset, self.max_line_bytes)
-        return tail, Decoder(self.topic_prefix, position.get("prev"))
+        return tail, Decoder(self.topic_prefix, position.get("prev"), event_type=BronzeEvent)
 
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         tail, decoder = self._start(resume)
         self._tail = tail
-        items: list[tuple[Line, Any]] = []  # (line, DecodedEvent | DecodedSchemaChange | RecordError)
+        items: list[tuple[Line, Any]] = []  # (line, BronzeEvent | DecodedSchemaChange | RecordError)
+        # bound once: this loop runs per input line
+        read, decode, monotonic = tail.read, decoder.decode, time.monotonic
+        max_events, max_seconds = limits.max_events, limits.max_seconds
         opened = 0.0
         try:
             while True:
-                line = tail.read()
+                line = read()
                 if line is None:  # caught up
                     if items:
                         yield self._close(items, tail, decoder, caught_up=True)
@@ -109,13 +112,13 @@ class DebeziumJsonConnector(SourceConnector):
                         time.sleep(self.poll_seconds)
                     continue
                 if not items:
-                    opened = time.monotonic()
+                    opened = monotonic()
                 if line.too_long:
                     items.append((line, RecordError("decode", f"line longer than max.line.bytes "
                                                               f"({self.max_line_bytes})")))
                 else:
                     try:
-                        decoded = decoder.decode(line.data)
+                        decoded = decode(line.data)
                     except RecordError as exc:
                         decoded = exc
                     except (TypeError, ValueError, KeyError, AttributeError) as exc:  # odd shapes: reject, go on
@@ -123,7 +126,7 @@ class DebeziumJsonConnector(SourceConnector):
                     if decoded is None:  # blank line
                         continue
                     items.append((line, decoded))
-                if len(items) >= limits.max_events or time.monotonic() - opened >= limits.max_seconds:
+                if len(items) >= max_events or monotonic() - opened >= max_seconds:
                     yield self._close(items, tail, decoder, caught_up=False)
                     items = []
         finally:
@@ -135,10 +138,16 @@ class DebeziumJsonConnector(SourceConnector):
         head = end[:-1] + ',"record":'
         batch = Batch(caught_up=caught_up)
         events, changes, rejects = batch.events, batch.schema_changes, batch.rejects
+        # `record` is orjson.dumps(f"{file}:{offset}"): the file name's JSON string, then the digits
+        file_heads: dict[str, str] = {}
         for line, decoded in items:
-            position = head + orjson.dumps(f"{line.file}:{line.offset}").decode() + "}"
-            if type(decoded) is DecodedEvent:
-                events.append(BronzeEvent(*decoded, position))
+            file_head = file_heads.get(line.file)
+            if file_head is None:
+                file_head = file_heads[line.file] = head + orjson.dumps(line.file + ":").decode()[:-1]
+            position = f'{file_head}{line.offset}"}}'
+            if type(decoded) is BronzeEvent:  # built by the decoder (event_type), without its position
+                decoded.position = position
+                events.append(decoded)
             elif type(decoded) is DecodedSchemaChange:
                 changes.append(BronzeSchemaChange(*decoded, position))
             else:

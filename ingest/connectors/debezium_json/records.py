@@ -90,12 +90,20 @@ class Decoder:
     """Stateful decoder: caches canonical schemas, remembers each topic's table_id (for tombstones) and
     the main seq of the last positioned event (inherited by events without a position)."""
 
-    def __init__(self, topic_prefix: str | None = None, prev_main: str | None = None) -> None:
+    def __init__(self, topic_prefix: str | None = None, prev_main: str | None = None,
+                 event_type: type = DecodedEvent) -> None:
+        """`event_type` builds the events from the DecodedEvent fields, positionally: the connector passes
+        BronzeEvent (its position defaults to None and is set when the batch closes), which saves building
+        each row twice."""
         self.topic_prefix = topic_prefix
+        self._event = event_type
         self.prev_main = prev_main or START_MAIN
         self._schemas: dict[str, str] = {}  # schema JSON text as found -> canonical JSON (interned)
         self._topic_tables: dict[str, str] = {}
         self._table_ids: dict[tuple[Any, ...], str] = {}
+        # topic -> (`{"schema":S,"payload":` text as found, canonical S) of its last key / value
+        self._key_prefixes: dict[str, tuple[str, str | None]] = {}
+        self._value_prefixes: dict[str, tuple[str, str | None]] = {}
 
     # -- key / value parts -------------------------------------------------------------------------
     def _canonical_schema(self, schema_text: str | None, schema_obj: Any = None) -> str | None:
@@ -116,11 +124,27 @@ class Decoder:
             self._schemas[schema_text] = canonical
         return canonical
 
-    def _part(self, raw: Any, what: str) -> tuple[str | None, str | None, Any]:
-        """(canonical schema, payload JSON text, payload object) of a key or value."""
+    def _part(self, raw: Any, what: str, prefixes: dict[str, tuple[str, str | None]] | None = None,
+              topic: str | None = None) -> tuple[str | None, str | None, Any]:
+        """(canonical schema, payload JSON text, payload object) of a key or value.
+
+        `prefixes` remembers, per topic, the text `{"schema":S,"payload":` of the last enveloped part and
+        its canonical schema: the next part of the topic usually starts with the same text, which a
+        startswith compares without searching, slicing or hashing the (large) schema text again."""
         if raw is None:
             return None, None, None
         if isinstance(raw, str):
+            if prefixes is not None:
+                known = prefixes.get(topic)  # type: ignore[arg-type]
+                if known is not None and raw.startswith(known[0]) and raw.endswith("}"):
+                    # Same split as the search below would find: the prefix ends with the first `,"payload":`.
+                    payload_text = raw[len(known[0]):-1]
+                    try:
+                        payload = orjson.loads(payload_text)
+                    except orjson.JSONDecodeError:
+                        pass
+                    else:
+                        return known[1], (payload_text if payload is not None else None), payload
             # Fast path for JsonConverter text `{"schema":S,"payload":P}`: split without re-serializing.
             # If the split point were inside S, P would have unbalanced braces and fail to parse.
             if raw.startswith(_SCHEMA_PREFIX) and raw.endswith("}"):
@@ -133,6 +157,10 @@ class Decoder:
                         pass
                     else:
                         schema = self._canonical_schema(raw[len(_SCHEMA_PREFIX):cut])
+                        if prefixes is not None:
+                            if len(prefixes) >= _SCHEMA_CACHE_LIMIT:
+                                prefixes.clear()
+                            prefixes[topic] = (raw[:cut + len(_PAYLOAD_SEP)], schema)  # type: ignore[index]
                         return schema, (payload_text if payload is not None else None), payload
             try:
                 obj = orjson.loads(raw)
@@ -150,7 +178,8 @@ class Decoder:
 
     # -- records -----------------------------------------------------------------------------------
     def decode(self, line: bytes) -> DecodedEvent | DecodedSchemaChange | None:
-        """Decode one line; None for a blank line. Raises RecordError."""
+        """Decode one line (events as `event_type`, DecodedEvent by default); None for a blank line.
+        Raises RecordError."""
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
@@ -163,9 +192,9 @@ class Decoder:
             topic = record["topic"]
             if not isinstance(topic, str) or not topic:
                 raise RecordError("parse", "record topic is not a non-empty string")
-            key_schema, key_text, _ = self._part(record.get("key"), "key")
+            key_schema, key_text, _ = self._part(record.get("key"), "key", self._key_prefixes, topic)
             raw_value = record["value"] if "value" in record else record.get("payload")
-            value_schema, value_text, value = self._part(raw_value, "value")
+            value_schema, value_text, value = self._part(raw_value, "value", self._value_prefixes, topic)
         else:  # a bare Debezium value
             topic = None
             key_schema = key_text = None
@@ -204,9 +233,9 @@ class Decoder:
             except (TypeError, ValueError) as exc:
                 raise RecordError("parse", f"unusable source position: {exc}") from None
             self.prev_main = main
-            return DecodedEvent(topic, table_id, op, full_seq(main, tiebreak(topic, key_text), False), key_text,
-                                value_text, key_schema, value_schema, ts_ms, source_ts_ms, _txn_id(value, source),
-                                _opt_str(source.get("snapshot")) if source else None)
+            return self._event(topic, table_id, op, full_seq(main, tiebreak(topic, key_text), False), key_text,
+                               value_text, key_schema, value_schema, ts_ms, source_ts_ms, _txn_id(value, source),
+                               _opt_str(source.get("snapshot")) if source else None)
         if "ddl" in value or "tableChanges" in value:
             try:
                 main = main_seq(source, ts_ms)
@@ -234,8 +263,8 @@ class Decoder:
         # a tombstone hashes like its delete (topic, key), so it sorts right after it
         tie = tiebreak(topic, key_text) if value_text is None else tiebreak(topic, key_text, value_text)
         seq = full_seq(self.prev_main, tie, True)
-        return DecodedEvent(topic, table_id, op, seq, key_text, value_text, key_schema, value_schema, ts_ms, None,
-                            txn_id, None)
+        return self._event(topic, table_id, op, seq, key_text, value_text, key_schema, value_schema, ts_ms, None,
+                           txn_id, None)
 
     # -- names -------------------------------------------------------------------------------------
     def _source_table(self, source: dict[str, Any] | None) -> str | None:

@@ -62,12 +62,18 @@ def _binlog_number(name: Any) -> int:
     return _int(str(name).rsplit(".", 1)[-1])
 
 
+_MAX64 = 1 << 64
+
+
 def _pg(source: dict[str, Any]) -> str | None:
     sequence = source.get("sequence")
     if sequence:
         parsed = orjson.loads(sequence) if isinstance(sequence, str) else sequence
         if isinstance(parsed, list) and len(parsed) == 2:
-            return f"{_hex(_int(parsed[0]), W16)}-{_hex(_int(parsed[1]), W16)}"
+            first, second = _int(parsed[0]), _int(parsed[1])
+            if 0 <= first < _MAX64 and 0 <= second < _MAX64:  # the checks of _hex, inlined (hot path)
+                return f"{first:016x}-{second:016x}"
+            return f"{_hex(first, W16)}-{_hex(second, W16)}"
     if source.get("lsn") is not None:
         return f"{_hex(0, W16)}-{_hex(_int(source['lsn']), W16)}"
     return None
