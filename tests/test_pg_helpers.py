@@ -4,8 +4,16 @@ prefixed pgconn_), plus the tests of the helpers themselves."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import psycopg2
@@ -82,6 +90,66 @@ def drop_slot_and_publication(dsn: str, slot: str, publication: str) -> None:
             execute(dsn, f"SELECT pg_drop_replication_slot('{slot}')")
             return
         time.sleep(0.1)
+
+
+PGBIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class PrivateServer:
+    """A throwaway PostgreSQL 15 of a test's own (the shared server must never be reconfigured or restarted)."""
+
+    root: Path
+    port: int
+    options: str
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def dsn(self) -> str:
+        return f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres"
+
+    def pg_ctl(self, *args: str) -> None:
+        run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run(run_as + [str(PGBIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"), *args],
+                       check=True, capture_output=True, timeout=60)
+
+    def start(self) -> None:
+        self.pg_ctl("-w", "start", "-o", self.options)
+
+    def restart(self, mode: str) -> None:
+        """`fast` (clean shutdown) or `immediate` (a crash: recovery from WAL at the next start)."""
+        self.pg_ctl("-w", "-m", mode, "restart", "-o", self.options)
+
+
+@contextmanager
+def private_server(wal_level: str) -> Iterator[PrivateServer]:
+    """initdb + start a private server on a free port (trust auth, fsync off); stopped and removed afterwards."""
+    if not (PGBIN / "initdb").exists():
+        pytest.fail(f"PostgreSQL server binaries not found in {PGBIN}")
+    root = Path(tempfile.mkdtemp(prefix="pgconn_private_", dir="/tmp"))
+    os.chmod(root, 0o777)
+    run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    subprocess.run(run_as + [str(PGBIN / "initdb"), "-D", str(root / "data"), "-U", "postgres", "-A", "trust",
+                             "-E", "UTF8", "--no-sync"], check=True, capture_output=True)
+    port = free_port()
+    server = PrivateServer(root, port, f"-c listen_addresses=127.0.0.1 -p {port} -k {root} "
+                                       f"-c wal_level={wal_level} -c fsync=off")
+    server.start()
+    try:
+        yield server
+    finally:
+        subprocess.run(run_as + [str(PGBIN / "pg_ctl"), "-D", str(server.data), "-m", "immediate", "stop"],
+                       capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def connector(pg_dsn: str, name: str, schema: str, **overrides: Any) -> PostgresConnector:

@@ -4,22 +4,19 @@ SELECT privilege, a missing publication with autocreate disabled, a slot of anot
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-from pathlib import Path
-
 import pytest
 
 from ingest.errors import LakecdcError
-from tests.test_pg_helpers import connector, drop_slot_and_publication, ensure_database, execute
+from tests.test_pg_helpers import (
+    connector,
+    drop_slot_and_publication,
+    ensure_database,
+    execute,
+    free_port,
+    private_server,
+)
 
 pytestmark = pytest.mark.integration
-
-PGBIN = Path("/usr/lib/postgresql/15/bin")
-
 
 def _one_line(exc: pytest.ExceptionInfo) -> str:
     text = str(exc.value)
@@ -86,39 +83,17 @@ def test_slot_of_another_plugin(pg_dsn, schema) -> None:
 
 
 def test_unreachable_server(pg_dsn) -> None:
-    conn = connector(pg_dsn, "prereq", "pgconn_prereq", **{"database.port": _free_port()})
+    conn = connector(pg_dsn, "prereq", "pgconn_prereq", **{"database.port": free_port()})
     with pytest.raises(LakecdcError) as exc:
         conn.validate()
     assert _one_line(exc).startswith("cannot connect to PostgreSQL at")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture()
 def replica_server():
-    """Our own throwaway PostgreSQL 15 with wal_level=replica (stopped by its data directory)."""
-    if not (PGBIN / "initdb").exists():
-        pytest.fail("PostgreSQL server binaries not found in /usr/lib/postgresql/15/bin")
-    root = Path(tempfile.mkdtemp(prefix="pgconn_walrep_", dir="/tmp"))
-    os.chmod(root, 0o777)
-    data = root / "data"
-    run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    subprocess.run(run_as + [str(PGBIN / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                             "--no-sync"], check=True, capture_output=True)
-    port = _free_port()
-    subprocess.run(run_as + [str(PGBIN / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w", "start", "-o",
-                             f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c wal_level=replica -c fsync=off"],
-                   check=True, capture_output=True)
-    try:
-        yield port
-    finally:
-        subprocess.run(run_as + [str(PGBIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
+    """Our own throwaway PostgreSQL 15 with wal_level=replica."""
+    with private_server("replica") as server:
+        yield server.port
 
 
 def test_wal_level_not_logical(replica_server) -> None:

@@ -76,8 +76,10 @@ def test_envelopes_and_replica_identity(pg_dsn, db) -> None:
     v = json.loads(snap.value)
     assert v["after"] == {"id": 1, "first_name": "Anne", "email": "annek@noanswer.org"} and v["op"] == "r"
     src = v["source"]
-    assert list(src) == ["version", "connector", "name", "ts_ms", "snapshot", "db", "schema", "table", "txId", "lsn",
-                         "xmin"]
+    assert list(src) == ["version", "connector", "name", "ts_ms", "snapshot", "db", "sequence", "ts_us", "ts_ns",
+                         "schema", "table", "txId", "lsn", "xmin"]
+    assert json.loads(src["sequence"]) == [None, str(src["lsn"])] and src["lsn"] > 0  # snapshot: slot point only
+    assert src["ts_us"] == src["ts_ms"] * 1000 and src["ts_ns"] == src["ts_us"] * 1000
     assert (src["connector"], src["name"], src["snapshot"], src["db"], src["schema"], src["table"]) == (
         "postgresql", name, True, "pgconn_test", s, "customers")
     assert snap.snapshot == "true"
@@ -92,6 +94,12 @@ def test_envelopes_and_replica_identity(pg_dsn, db) -> None:
     assert u["before"] is None  # REPLICA IDENTITY DEFAULT, key unchanged
     assert u["after"]["first_name"] == "Anne Marie"
     assert u["source"]["snapshot"] is False and u["source"]["lsn"] > 0 and u["source"]["txId"] > 0
+    # sequence = [end LSN of the previous commit, this change's LSN]; commit time in microseconds
+    last_commit, lsn = (int(x) for x in json.loads(u["source"]["sequence"]))
+    assert src["lsn"] <= last_commit <= lsn == u["source"]["lsn"]  # a commit record may end where the next begins
+    assert u["source"]["ts_us"] // 1000 == u["source"]["ts_ms"] and u["source"]["ts_ns"] == u["source"]["ts_us"] * 1000
+    d_commit, d_lsn = (int(x) for x in json.loads(json.loads(dele.value)["source"]["sequence"]))
+    assert lsn < d_commit <= d_lsn  # the delete's transaction follows the update's commit
     d = json.loads(dele.value)
     assert d["before"] == {"id": 1, "first_name": None, "email": None} and d["after"] is None  # key only
     assert ev[3].value is None and ev[3].key == '{"id":1}'

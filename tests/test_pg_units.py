@@ -195,3 +195,18 @@ def test_unknown_types_are_omitted_unless_asked() -> None:
     schema, convert = element_converter(PgType(3614, "tsvector"),
                                         parse_properties({**BASE, "include.unknown.datatypes": "true"}), True)
     assert schema["type"] == "bytes" and base64.b64decode(convert("'a'")) == b"'a'"
+
+
+def test_source_sequence_is_upstream_json_text() -> None:
+    import json
+
+    from ingest.events.source_info import postgresql_sequence, postgresql_source
+
+    assert postgresql_sequence(24023119, 24023128) == '["24023119","24023128"]'
+    assert postgresql_sequence(None, 24023128) == '[null,"24023128"]'
+    assert json.loads(postgresql_sequence(None, 7)) == [None, "7"]
+    src = postgresql_source(version="v", name="n", ts_ms=1_700_000_000_123, db="d", schema="s", table="t",
+                            sequence=postgresql_sequence(10, 20), ts_us=1_700_000_000_123_456, txId=5, lsn=20)
+    assert list(src) == ["version", "connector", "name", "ts_ms", "snapshot", "db", "sequence", "ts_us", "ts_ns",
+                         "schema", "table", "txId", "lsn", "xmin"]
+    assert (src["ts_us"], src["ts_ns"]) == (1_700_000_000_123_456, 1_700_000_000_123_456_000)

@@ -7,7 +7,7 @@ the seed's self-contradictions resolved towards upstream Debezium (see docs/even
 - oracle      io.debezium.connector.oracle.Source      (S001; the schema-change example's superset, 22 fields)
 - mysql       io.debezium.connector.mysql.Source       (S003 v2 layout, 14 fields)
 - mariadb     io.debezium.connector.mariadb.Source     (S004, 16 fields + `sequence`)
-- postgresql  io.debezium.connector.postgresql.Source  (S003, 11 fields)
+- postgresql  io.debezium.connector.postgresql.Source  (S003, 11 fields + upstream 2.x `sequence`, `ts_us`, `ts_ns`)
 - mongodb     io.debezium.connector.mongo.Source       (S003, 10 fields)
 
 `snapshot` is a string enum (io.debezium.data.Enum, default "false") for sqlserver, oracle and mariadb,
@@ -70,8 +70,8 @@ _FIELDS: dict[str, list[tuple[str, cs.Schema]]] = {
     ],
     "postgresql": [
         ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_BOOL),
-        ("db", S()), ("schema", S()), ("table", S()), ("txId", I64(True)), ("lsn", I64(True)),
-        ("xmin", I64(True)),
+        ("db", S()), ("sequence", S(True)), ("ts_us", I64(True)), ("ts_ns", I64(True)), ("schema", S()),
+        ("table", S()), ("txId", I64(True)), ("lsn", I64(True)), ("xmin", I64(True)),
     ],
     "mongodb": [
         ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_BOOL),
@@ -196,13 +196,25 @@ def mariadb_source(
     }
 
 
+def postgresql_sequence(last_commit_lsn: int | None, lsn: int | None) -> str:
+    """Upstream's `sequence`: JSON array text of [last commit LSN, event LSN] as decimal strings (or null)."""
+    first = "null" if last_commit_lsn is None else f'"{last_commit_lsn}"'
+    second = "null" if lsn is None else f'"{lsn}"'
+    return f"[{first},{second}]"
+
+
 def postgresql_source(
     *, version: str, name: str, ts_ms: int, db: str, schema: str, table: str, snapshot: bool | str | None = False,
+    sequence: str | None = None, ts_us: int | None = None, ts_ns: int | None = None,
     txId: int | None = None, lsn: int | None = None, xmin: int | None = None,  # noqa: N803
 ) -> dict[str, Any]:
+    # ts_us/ts_ns default to ts_ms scaled (a caller with a finer clock, e.g. the commit time, passes them)
+    if ts_us is None:
+        ts_us = ts_ms * 1000
     return {
         "version": version, "connector": "postgresql", "name": name, "ts_ms": ts_ms,
-        "snapshot": snapshot_value("postgresql", snapshot), "db": db, "schema": schema, "table": table,
+        "snapshot": snapshot_value("postgresql", snapshot), "db": db, "sequence": sequence, "ts_us": ts_us,
+        "ts_ns": ts_us * 1000 if ts_ns is None else ts_ns, "schema": schema, "table": table,
         "txId": txId, "lsn": lsn, "xmin": xmin,
     }
 

@@ -40,7 +40,7 @@ from ingest.connectors.postgres.types import ConversionError
 from ingest.errors import LakecdcError
 from ingest.events import envelope as ev
 from ingest.events.json_converter import canonical_schema_json, dumps_str
-from ingest.events.source_info import postgresql_source
+from ingest.events.source_info import postgresql_sequence, postgresql_source
 from ingest.events.to_bronze import change_to_bronze, schema_change_to_bronze
 
 log = logging.getLogger(__name__)
@@ -198,6 +198,7 @@ class PostgresConnector(SourceConnector):
             catalog = Catalog(reader)
             tables = [t for t in catalog.tables() if props.captures_table(t[0], t[1])]
             pending = _Pending()
+            ready: Batch | None = None  # one batch of lookahead, so the last one can be marked complete
             for schema, name, relid in tables:
                 full = f"{schema}.{name}"
                 if start_table is not None and full < start_table:
@@ -218,10 +219,20 @@ class PostgresConnector(SourceConnector):
                     pos = self._snapshot_position(slot_lsn, full, key, counter, xmin)
                     self._add_snapshot_row(pending, table, row, make_seq(slot_lsn, 0, counter), pos, xmin, slot_lsn)
                     if len(pending) >= limits.max_events:
-                        yield self._flush(pending, caught_up=False)
+                        if ready is not None:
+                            yield ready
+                        ready = self._flush(pending, caught_up=False)
                         pending = _Pending()
             if len(pending):
-                yield self._flush(pending, caught_up=False)
+                if ready is not None:
+                    yield ready
+                ready = self._flush(pending, caught_up=False)
+            if ready is not None:
+                if ready.events:
+                    # the snapshot is complete once its last row is committed: a restart streams from the
+                    # slot's consistent point instead of resuming the snapshot after its last key
+                    ready.events[-1].position = self._position(0)
+                yield ready
             with reader.cursor() as cur:
                 cur.execute("COMMIT")
         finally:
@@ -255,7 +266,7 @@ class PostgresConnector(SourceConnector):
             d = table.definition
             source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ms,
                                        db=self.props.dbname, schema=d.schema, table=d.table, snapshot=True,
-                                       txId=xmin, lsn=slot_lsn)
+                                       sequence=postgresql_sequence(None, slot_lsn), txId=xmin, lsn=slot_lsn)
             suffix = ',"transaction":null}' if table.schemas.transaction else "}"
             tail = f',"source":{dumps_str(source)},"op":"r","ts_ms":{ts_ms}{suffix}'
             cache = self._source_cache = (table, ts_ms, tail)
@@ -272,8 +283,10 @@ class PostgresConnector(SourceConnector):
         if self._resume_seq is not None and seq < self._resume_seq:
             return
         d = table.definition
+        sequence = postgresql_sequence(None if snapshot else self._restart_lsn, lsn)
         source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ms, db=self.props.dbname,
-                                   schema=d.schema, table=d.table, snapshot=snapshot, txId=txid, lsn=lsn)
+                                   schema=d.schema, table=d.table, snapshot=snapshot, sequence=sequence, txId=txid,
+                                   lsn=lsn)
         change = ev.SchemaChangeEvent("postgresql", self.props.topic_prefix, source, self.props.dbname, d.schema,
                                       None, [table.table_change(kind)], ts_ms=ts_ms)
         pending.schema_changes.append(schema_change_to_bronze(change, seq=seq, position=pos))
@@ -290,7 +303,8 @@ class PostgresConnector(SourceConnector):
         cur = self._repl.cursor()
         options = {"proto_version": "1", "publication_names": self.props.publication_name, "messages": "true"}
         cur.start_replication(slot_name=self.props.slot_name, decode=False, start_lsn=self._restart_lsn,
-                              options=options, status_interval=self.props.status_update_interval_ms / 1000)
+                              # psycopg2 refuses status intervals under 1 s
+                              options=options, status_interval=max(1.0, self.props.status_update_interval_ms / 1000))
         self._repl_cur = cur
         return cur
 
@@ -327,7 +341,7 @@ class PostgresConnector(SourceConnector):
         txn: _Txn | None = None
         poll = self.props.poll_interval_ms / 1000
         heartbeat = self.props.heartbeat_interval_ms / 1000
-        last_heartbeat = time.monotonic()
+        last_heartbeat = last_data = time.monotonic()
         failures = 0
         while True:
             try:
@@ -335,9 +349,15 @@ class PostgresConnector(SourceConnector):
                 msg = cur.read_message()
                 if msg is None:
                     ready = select.select([cur], [], [], poll)[0]
-            except (psycopg2.OperationalError, psycopg2.InterfaceError, OSError) as exc:
-                # connection lost (server restart, walsender terminated, network): reconnect and resume from
-                # the last complete transaction; resent events are dropped by seq
+            except (psycopg2.Error, OSError) as exc:
+                # connection lost (server restart or crash, walsender terminated, network), or the stream ended
+                # by the server (a clean shutdown ends COPY first: libpq's "no COPY in progress", no SQLSTATE):
+                # reconnect and resume from the last complete transaction; resent events are dropped by seq.
+                # A server error with a SQLSTATE is not retried.
+                if isinstance(exc, psycopg2.Error) and not isinstance(
+                        exc, psycopg2.OperationalError | psycopg2.InterfaceError) and exc.pgcode is not None:
+                    raise LakecdcError(f"streaming from slot {self.props.slot_name} failed: "
+                                       f"{_first_line(exc)}") from None
                 failures += 1
                 if failures > self.props.slot_max_retries:
                     raise LakecdcError(f"replication connection keeps failing: {_first_line(exc)}") from None
@@ -349,19 +369,21 @@ class PostgresConnector(SourceConnector):
                 time.sleep(self.props.slot_retry_delay_ms / 1000 * min(failures, 5))
                 cur = self._connect_stream()
                 continue
-            except psycopg2.Error as exc:
-                raise LakecdcError(f"streaming from slot {self.props.slot_name} failed: {_first_line(exc)}") from None
             if msg is not None:
                 failures = 0
+                last_data = time.monotonic()
                 txn = self._handle(pg.decode(msg.payload), msg.data_start, txn, pending)
                 if len(pending) >= limits.max_events or (
                         len(pending) and time.monotonic() - pending.started >= limits.max_seconds):
                     yield self._flush(pending, caught_up=False)
                     pending = _Pending()
                 continue
-            if ready:
+            if ready and time.monotonic() - last_data < poll:
                 continue
-            # the server had nothing more for `poll` seconds
+            # the server had no data for `poll` seconds. Keepalives alone keep the socket ready: a server
+            # shutting down sends them in a loop and waits until we confirm its end of WAL, so this branch
+            # must run then too (at most once per poll interval)
+            last_data = time.monotonic()
             if txn is None:
                 now = time.monotonic()
                 if heartbeat and now - last_heartbeat >= heartbeat:
@@ -477,8 +499,11 @@ class PostgresConnector(SourceConnector):
 
     def _source(self, table: CapturedTable, txn: _Txn, lsn: int) -> dict[str, Any]:
         d = table.definition
+        # sequence: [end LSN of the last transaction committed before this one, this change's LSN] (upstream's
+        # lastCommitLsn is the Commit message's WAL position, i.e. its end LSN)
         return postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=txn.ts_us // 1000,
                                  db=self.props.dbname, schema=d.schema, table=d.table, snapshot=False,
+                                 sequence=postgresql_sequence(self._restart_lsn, lsn), ts_us=txn.ts_us,
                                  txId=txn.xid, lsn=lsn)
 
     def _emit(self, pending: _Pending, txn: _Txn, event: ev.ChangeEvent, lsn: int) -> None:
@@ -537,12 +562,15 @@ class PostgresConnector(SourceConnector):
     def _update_events(self, table: CapturedTable, msg: pg.Update, txn: _Txn, lsn: int) -> list[ev.ChangeEvent]:
         placeholder = self.props.unavailable_value_placeholder
         new = _text(msg.new)
+        old = _text(msg.old) if msg.old is not None else None
+        if old is not None and msg.old_kind == "O":
+            # REPLICA IDENTITY FULL: the old tuple holds the real value of an unchanged TOASTed column
+            new = [o if v is pg.UNCHANGED_TOAST else v for v, o in zip(new, old, strict=True)]
         after = table.row(new, placeholder)
         new_key = table.key(new)
         before = None
         old_key = new_key
-        if msg.old is not None:
-            old = _text(msg.old)
+        if old is not None:
             before = table.row(old, placeholder)
             old_key = table.key(old)
         source = self._source(table, txn, lsn)
@@ -577,7 +605,9 @@ class PostgresConnector(SourceConnector):
         if seq is None:
             return
         source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ms, db=self.props.dbname,
-                                   schema="", table="", snapshot=False, txId=xid, lsn=lsn)
+                                   schema="", table="", snapshot=False,
+                                   sequence=postgresql_sequence(self._restart_lsn, lsn),
+                                   ts_us=txn.ts_us if txn is not None else None, txId=xid, lsn=lsn)
         value = {"source": source, "op": "m", "ts_ms": _now_ms(),
                  "message": {"prefix": msg.prefix, "content": msg.content}}
         key = {"prefix": msg.prefix}
