@@ -55,11 +55,13 @@ def write_config(tmp_path: Path, pg_dsn: str) -> Path:
     return path
 
 
-def start_run(config: Path, log: Path) -> subprocess.Popen:
+def start_run(config: Path, log: Path, until_caught_up: bool = True) -> subprocess.Popen:
+    """`lakecdc run`; with until_caught_up=False it streams until killed (so a kill always finds it running)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    stop = ["--until-caught-up"] if until_caught_up else []
     with open(log, "ab") as out:
         return subprocess.Popen([sys.executable, "-m", "ingest.cli", "--config", str(config), "run", "--source",
-                                 SOURCE, "--until-caught-up", "--batch-size", "400", "--quiet"],
+                                 SOURCE, *stop, "--batch-size", "400", "--quiet"],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
@@ -189,7 +191,7 @@ def test_kill_minus_nine_during_snapshot_and_streaming(pg_dsn: str, tmp_path: Pa
         kills = 0
         while kills < 12:
             landed = len(bronze_events(warehouse))
-            proc = start_run(config, log)
+            proc = start_run(config, log, until_caught_up=False)
             if kills < 4:  # the first kills wait for new snapshot rows to land, then strike mid-snapshot
                 deadline = time.monotonic() + 60
                 while proc.poll() is None and time.monotonic() < deadline and len(bronze_events(warehouse)) <= landed:
