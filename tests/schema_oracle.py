@@ -59,3 +59,18 @@ def norm_default(value: str | None, numeric: bool) -> str | None:
     if re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.0+", text):
         text = text.split(".")[0]
     return text
+
+
+def table_diff(server: dict, parsed: dict) -> str:
+    """What differs between the server's tables and the parsed ones: {table: (columns, primary key)}."""
+    out = []
+    for key in sorted(set(server) | set(parsed)):
+        s_t, p_t = server.get(key), parsed.get(key)
+        if s_t is None or p_t is None:
+            out.append(f"{key}: server={s_t is not None} parsed={p_t is not None}")
+        elif s_t != p_t:
+            cols = [f"server {a} parsed {b}" for a, b in zip(s_t[0], p_t[0], strict=False) if a != b]
+            if len(s_t[0]) != len(p_t[0]) or s_t[1] != p_t[1]:
+                cols.append(f"columns {[c[0] for c in s_t[0]]}/{[c[0] for c in p_t[0]]} pk {s_t[1]}/{p_t[1]}")
+            out.append(f"{key}: " + "; ".join(cols))
+    return "; ".join(out)[:2000]

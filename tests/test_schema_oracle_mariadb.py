@@ -9,7 +9,7 @@ import pymysql
 import pytest
 
 from ingest.schema import SchemaState
-from tests.schema_oracle import norm_default, read_corpus
+from tests.schema_oracle import norm_default, read_corpus, table_diff
 
 pytestmark = pytest.mark.integration
 
@@ -88,17 +88,7 @@ def test_mariadb_corpus_matches_information_schema(mariadb_params):
                     errors[stmt] = change.detail or ""
             server, parsed = _server_tables(cur), _parsed_tables(state)
             if server != parsed:
-                diff = []
-                for name in sorted(set(server) | set(parsed)):
-                    s_t, p_t = server.get(name), parsed.get(name)
-                    if s_t is None or p_t is None:
-                        diff.append(f"{name}: server={s_t is not None} parsed={p_t is not None}")
-                    elif s_t != p_t:
-                        cols = [f"server {a} parsed {b}" for a, b in zip(s_t[0], p_t[0], strict=False) if a != b]
-                        if len(s_t[0]) != len(p_t[0]) or s_t[1] != p_t[1]:
-                            cols.append(f"columns {len(s_t[0])}/{len(p_t[0])} pk {s_t[1]}/{p_t[1]}")
-                        diff.append(f"{name}: " + "; ".join(cols))
-                mismatches[stmt] = "; ".join(diff)[:2000]
+                mismatches[stmt] = table_diff(server, parsed)
                 state = _resync(state, server_charset, cur)  # judge each statement on its own
     finally:
         for db in (DB, "schemahist_other"):

@@ -12,7 +12,7 @@ import psycopg2
 import pytest
 
 from ingest.schema import Column, SchemaState, Table, TableId
-from tests.schema_oracle import norm_default, read_corpus
+from tests.schema_oracle import norm_default, read_corpus, table_diff
 
 pytestmark = pytest.mark.integration
 
@@ -69,20 +69,6 @@ def _parsed_tables(state: SchemaState) -> dict[tuple[str, str], tuple]:
                          c.auto_increment and not serial))
         out[(tid.schema or "", tid.table)] = (cols, list(table.primary_key))
     return out
-
-
-def _diff(server: dict, parsed: dict) -> str:
-    out = []
-    for key in sorted(set(server) | set(parsed)):
-        s_t, p_t = server.get(key), parsed.get(key)
-        if s_t is None or p_t is None:
-            out.append(f"{key}: server={s_t is not None} parsed={p_t is not None}")
-        elif s_t != p_t:
-            cols = [f"server {a} parsed {b}" for a, b in zip(s_t[0], p_t[0], strict=False) if a != b]
-            if len(s_t[0]) != len(p_t[0]) or s_t[1] != p_t[1]:
-                cols.append(f"columns {[c[0] for c in s_t[0]]}/{[c[0] for c in p_t[0]]} pk {s_t[1]}/{p_t[1]}")
-            out.append(f"{key}: " + "; ".join(cols))
-    return "; ".join(out)[:2000]
 
 
 def _quote(name: str) -> str:
@@ -154,7 +140,7 @@ def test_postgres_corpus_matches_catalog(pg_dsn):
                     errors[stmt] = change.detail or ""
             server, parsed = _server_tables(cur), _parsed_tables(state)
             if server != parsed:
-                mismatches[stmt] = _diff(server, parsed)
+                mismatches[stmt] = table_diff(server, parsed)
                 _resync(state, cur, {k for k in set(server) | set(parsed) if server.get(k) != parsed.get(k)})
         cur.close()
     finally:
