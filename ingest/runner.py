@@ -150,11 +150,11 @@ def _land(writer: BronzeWriter, connector: SourceConnector, batch: Batch, result
     writer.write(batch)
     connector.acknowledge(batch)
     result.batches += 1 if len(batch) else 0
-    result.events += len(batch.events)
+    result.events += batch.event_count
     result.schema_changes += len(batch.schema_changes)
     result.rejects += len(batch.rejects)
-    if batch.events:
-        last = max(e.seq for e in batch.events)
+    last = batch.max_seq()
+    if last is not None:
         result.last_seq = max(result.last_seq or last, last)
 
 
@@ -171,7 +171,7 @@ def _drive(connector: SourceConnector, writer: BronzeWriter, resume: ResumeState
                     pending.result()  # commits in order; a failed write stops the run
                     display.update()
                 pending = pool.submit(_land, writer, connector, batch, result)
-                queued += len(batch.events)
+                queued += batch.event_count
                 if until_caught_up and batch.caught_up:
                     result.stopped_by = "caught-up"
                 elif max_events is not None and queued >= max_events:

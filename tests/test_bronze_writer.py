@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from ingest.bronze.contract import EVENTS_COLUMNS, REJECTS_COLUMNS, BronzeEvent, BronzeReject, BronzeSchemaChange
+from ingest.bronze.contract import (
+    EVENT_BLOCK_COLUMNS,
+    EVENTS_COLUMNS,
+    REJECTS_COLUMNS,
+    BronzeEvent,
+    BronzeEventBlock,
+    BronzeReject,
+    BronzeSchemaChange,
+)
 from ingest.bronze.writer import BronzeWriter, create_table_sql, schema_id
 from ingest.config import EngineSettings
 from ingest.connectors.base import Batch, ResumeState
@@ -95,17 +103,17 @@ def test_crash_between_side_tables_and_events_is_replayed_once(engine, engine_se
     writer.write(Batch(events=[event(1)]))
     batch = Batch(events=[event(2, value_schema=VALUE_2), event(3)], schema_changes=[change(2), change(2)],
                   rejects=[reject(4)])
-    original = BronzeWriter._append
+    original = BronzeWriter._write
 
-    def crash_on_events(self, kind, columns):
+    def crash_on_events(self, kind, table):
         if kind == "events":
             raise RuntimeError("killed")
-        original(self, kind, columns)
+        original(self, kind, table)
 
-    monkeypatch.setattr(BronzeWriter, "_append", crash_on_events)
+    monkeypatch.setattr(BronzeWriter, "_write", crash_on_events)
     with pytest.raises(RuntimeError):
         writer.write(batch)
-    monkeypatch.setattr(BronzeWriter, "_append", original)
+    monkeypatch.setattr(BronzeWriter, "_write", original)
     # the side tables hold the batch, S_events does not: a restart resumes before it and reads it again
     restarted = BronzeWriter(spark, engine_settings, "crash")
     assert restarted.resume_state().position == {"file": "f", "offset": 1}
@@ -123,3 +131,34 @@ def test_invalid_source_name(engine, engine_settings: EngineSettings):
 
     with pytest.raises(ConfigError, match="not valid"):
         BronzeWriter(engine.spark, engine_settings, "bad-name; DROP")
+
+
+def block_of(events: list[BronzeEvent]) -> BronzeEventBlock:
+    """The same events in columnar form (every event of a block shares its schemas)."""
+    import pyarrow as pa
+
+    from ingest.bronze.writer import arrow_schema
+
+    schema = arrow_schema(EVENT_BLOCK_COLUMNS)
+    table = pa.Table.from_pylist([{name: getattr(e, name) for name, _ in EVENT_BLOCK_COLUMNS} for e in events],
+                                 schema=schema)
+    return BronzeEventBlock(table, events[0].key_schema, events[0].value_schema)
+
+
+def test_event_block_lands_like_event_objects(engine, engine_settings: EngineSettings):
+    spark = engine.spark
+    as_objects = BronzeWriter(spark, engine_settings, "objs")
+    as_blocks = BronzeWriter(spark, engine_settings, "blks")
+    first, second = [event(n) for n in (1, 2, 3)], [event(n, value_schema=VALUE_2) for n in (4, 5)]
+    as_objects.write(Batch(events=first + second, schema_changes=[change(1)]))
+    batch = Batch(events=[], blocks=[block_of(first), block_of(second)], schema_changes=[change(1)])
+    assert len(batch) == 6 and batch.event_count == 5 and batch.max_seq() == f"{5:016x}"
+    assert [e.seq for e in batch.all_events()] == [e.seq for e in first + second]
+    assert batch.all_events() == first + second
+    as_blocks.write(batch)
+    columns = ", ".join(name for name, _ in EVENTS_COLUMNS if name not in ("source", "ingested_at"))
+    assert rows(spark, f"SELECT {columns} FROM bronze.blks_events ORDER BY seq") == \
+        rows(spark, f"SELECT {columns} FROM bronze.objs_events ORDER BY seq")
+    assert rows(spark, "SELECT schema_id, schema, first_seq FROM bronze.blks_schemas ORDER BY schema_id") == \
+        rows(spark, "SELECT schema_id, schema, first_seq FROM bronze.objs_schemas ORDER BY schema_id")
+    assert as_blocks.resume_state() == as_objects.resume_state() != ResumeState()

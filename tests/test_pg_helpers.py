@@ -177,7 +177,7 @@ class Collector:
 
     @property
     def events(self) -> list:
-        return [e for b in self.batches for e in b.events]
+        return [e for b in self.batches for e in b.all_events()]
 
     @property
     def schema_changes(self) -> list:

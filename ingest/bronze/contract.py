@@ -16,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 BRONZE_SCHEMA = "bronze"
 
 # Spark SQL column lists (name type) in table order. JSON payloads are strings.
@@ -71,6 +74,12 @@ REJECTS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("batch_id", "BIGINT"),
     ("rejected_at", "TIMESTAMP"),
 )
+
+
+# The per-event columns a connector fills (the writer adds source, schema ids, batch_id and ingested_at).
+EVENT_BLOCK_COLUMNS: tuple[tuple[str, str], ...] = tuple(
+    (name, sql_type) for name, sql_type in EVENTS_COLUMNS
+    if name not in ("source", "key_schema_id", "value_schema_id", "batch_id", "ingested_at"))
 
 
 def table_name(source: str, kind: str) -> str:
@@ -133,3 +142,26 @@ class BronzeReject:
     error: str
     raw: bytes
     position: str | None
+
+
+@dataclass(slots=True)
+class BronzeEventBlock:
+    """Events of one table version in columnar form, for bulk paths (snapshots): `columns` is an Arrow table
+    with the columns of EVENT_BLOCK_COLUMNS in that order (Arrow types as the writer maps them), and every
+    row uses `key_schema` / `value_schema`. Lands exactly like the same rows as BronzeEvent objects."""
+
+    columns: pa.Table
+    key_schema: str | None
+    value_schema: str | None
+
+    def __len__(self) -> int:
+        return self.columns.num_rows
+
+    def max_seq(self) -> str | None:
+        return pc.max(self.columns.column("seq")).as_py() if self.columns.num_rows else None
+
+    def events(self) -> list[BronzeEvent]:
+        """The rows as BronzeEvent objects (for tests and small consumers; the writer never needs this)."""
+        return [BronzeEvent(key_schema=None if row["key"] is None else self.key_schema,
+                            value_schema=None if row["value"] is None else self.value_schema, **row)
+                for row in self.columns.to_pylist()]

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from ingest.bronze.contract import (
     BRONZE_SCHEMA,
+    EVENT_BLOCK_COLUMNS,
     EVENTS_COLUMNS,
     REJECTS_COLUMNS,
     SCHEMA_CHANGES_COLUMNS,
@@ -64,9 +65,12 @@ class _Same:
         self.value, self.n = value, n
 
 
-def _column(values: Sequence[Any] | _Same, arrow_type: pa.DataType) -> pa.Array:
+def _column(values: Sequence[Any] | pa.Array | pa.ChunkedArray | _Same, arrow_type: pa.DataType
+            ) -> pa.Array | pa.ChunkedArray:
     if isinstance(values, _Same):
         return pa.repeat(pa.scalar(values.value, arrow_type), values.n)
+    if isinstance(values, pa.Array | pa.ChunkedArray):
+        return values if values.type == arrow_type else values.cast(arrow_type)
     return pa.array(values, arrow_type)
 
 
@@ -149,11 +153,17 @@ class BronzeWriter:
                 self.spark.sql(f"SELECT seq, event FROM {self.tables['schema_changes']} ORDER BY seq").collect()]
 
     # -- landing -----------------------------------------------------------------------------------
-    def _append(self, kind: str, columns: dict[str, Sequence[Any] | _Same]) -> None:
+    @staticmethod
+    def _table(kind: str, columns: dict[str, Sequence[Any] | pa.Array | pa.ChunkedArray | _Same]) -> pa.Table:
         cols = TABLES[kind][0]
-        table = pa.Table.from_arrays([_column(columns[name], _ARROW_TYPES[sql_type]) for name, sql_type in cols],
-                                     schema=arrow_schema(cols))
+        return pa.Table.from_arrays([_column(columns[name], _ARROW_TYPES[sql_type]) for name, sql_type in cols],
+                                    schema=arrow_schema(cols))
+
+    def _write(self, kind: str, table: pa.Table) -> None:
         self.spark.createDataFrame(table).write.format("delta").mode("append").saveAsTable(self.tables[kind])
+
+    def _append(self, kind: str, columns: dict[str, Sequence[Any] | _Same]) -> None:
+        self._write(kind, self._table(kind, columns))
 
     def _skip_replayed(self, kind: str, rows: list[Any]) -> list[Any]:
         pending = self._replayable[kind]
@@ -201,6 +211,10 @@ class BronzeWriter:
         key_ids = [None if (s := e.key_schema) is None else (seen_get(s) or first_sid(s, e.seq)) for e in events]
         value_ids = [None if (s := e.value_schema) is None else (seen_get(s) or first_sid(s, e.seq))
                      for e in events]
+        block_ids = []  # (key schema id, value schema id) of each block
+        for block in batch.blocks:
+            first = block.columns.column("seq")[0].as_py() if len(block) else ""
+            block_ids.append((sid(block.key_schema, first), sid(block.value_schema, first)))
 
         if new_schemas:
             n = len(new_schemas)
@@ -229,16 +243,29 @@ class BronzeWriter:
                 "raw_text": [bytes(r.raw).decode("utf-8", "replace") for r in rejects],
                 "position": [r.position for r in rejects], "batch_id": [batch_id] * n, "rejected_at": [now] * n})
 
-        if events:  # the one commit that makes the batch (and its position) visible
-            n = len(events)
-            self._append("events", {
-                "source": _Same(self.source, n), "topic": [e.topic for e in events],
-                "table_id": [e.table_id for e in events], "op": [e.op for e in events],
-                "seq": [e.seq for e in events], "key": [e.key for e in events], "value": [e.value for e in events],
-                "key_schema_id": key_ids, "value_schema_id": value_ids, "ts_ms": [e.ts_ms for e in events],
-                "source_ts_ms": [e.source_ts_ms for e in events], "txn_id": [e.txn_id for e in events],
-                "snapshot": [e.snapshot for e in events], "position": [e.position for e in events],
-                "batch_id": _Same(batch_id, n), "ingested_at": _Same(now, n)})
+        if events or batch.blocks:  # the one commit that makes the batch (and its position) visible
+            parts = []
+            if events:
+                parts.append(self._table("events", {
+                    "source": _Same(self.source, len(events)), "topic": [e.topic for e in events],
+                    "table_id": [e.table_id for e in events], "op": [e.op for e in events],
+                    "seq": [e.seq for e in events], "key": [e.key for e in events],
+                    "value": [e.value for e in events], "key_schema_id": key_ids, "value_schema_id": value_ids,
+                    "ts_ms": [e.ts_ms for e in events], "source_ts_ms": [e.source_ts_ms for e in events],
+                    "txn_id": [e.txn_id for e in events], "snapshot": [e.snapshot for e in events],
+                    "position": [e.position for e in events], "batch_id": _Same(batch_id, len(events)),
+                    "ingested_at": _Same(now, len(events))}))
+            for block, (key_id, value_id) in zip(batch.blocks, block_ids, strict=True):
+                n = len(block)
+                if n == 0:
+                    continue
+                columns: dict[str, Any] = {name: block.columns.column(name) for name, _ in EVENT_BLOCK_COLUMNS}
+                columns.update({
+                    "source": _Same(self.source, n), "key_schema_id": _Same(key_id, n),
+                    "value_schema_id": _Same(value_id, n), "batch_id": _Same(batch_id, n),
+                    "ingested_at": _Same(now, n)})
+                parts.append(self._table("events", columns))
+            self._write("events", parts[0] if len(parts) == 1 else pa.concat_tables(parts))
             self.last_events_batch = batch_id
         self.next_batch_id = batch_id + 1
         return batch_id

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest.bronze.contract import BronzeEvent, BronzeReject, BronzeSchemaChange
+from ingest.bronze.contract import BronzeEvent, BronzeEventBlock, BronzeReject, BronzeSchemaChange
 from ingest.config import SourceSettings
 
 
@@ -52,9 +52,24 @@ class Batch:
     rejects: list[BronzeReject] = field(default_factory=list)
     caught_up: bool = False  # True when the source had nothing more to give at the time of this batch
     ack: Any = None          # connector-specific token passed back to acknowledge()
+    blocks: list[BronzeEventBlock] = field(default_factory=list)  # more events, in columnar form
 
     def __len__(self) -> int:
-        return len(self.events) + len(self.schema_changes) + len(self.rejects)
+        return self.event_count + len(self.schema_changes) + len(self.rejects)
+
+    @property
+    def event_count(self) -> int:
+        return len(self.events) + sum(len(b) for b in self.blocks)
+
+    def max_seq(self) -> str | None:
+        seqs = [e.seq for e in self.events] + [s for b in self.blocks if (s := b.max_seq()) is not None]
+        return max(seqs) if seqs else None
+
+    def all_events(self) -> list[BronzeEvent]:
+        """`events` and the rows of `blocks` as one list in seq order."""
+        if not self.blocks:
+            return list(self.events)
+        return sorted(self.events + [e for b in self.blocks for e in b.events()], key=lambda e: e.seq)
 
 
 class SourceConnector(ABC):
