@@ -96,7 +96,7 @@ def connector_alone(slot: str, mode: str, resume: ResumeState) -> tuple[int, flo
     n = 0
     try:
         for batch in conn.batches(resume, BatchLimits(max_events=10_000, max_seconds=5)):
-            n += len(batch.events)
+            n += batch.event_count
             conn.acknowledge(batch)
             if batch.caught_up:
                 break

@@ -376,7 +376,7 @@ def test_snapshot_modes(pg_dsn, db) -> None:
     conn = connector(pg_dsn, name, s, **{"snapshot.mode": "initial_only"})
     batches = list(conn.batches(Collector(conn).resume_state(), BatchLimits()))
     conn.close()
-    assert [e.op for b in batches for e in b.events] == ["r", "r"]
+    assert [e.op for b in batches for e in b.all_events()] == ["r", "r"]
     # no_data (and its older name never): schema rows only, then streaming from the slot's creation
     drop_slot_and_publication(dsn, f"pgconn_{name}", f"pgconn_{name}")
     conn = connector(pg_dsn, name, s, **{"snapshot.mode": "never"})

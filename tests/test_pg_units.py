@@ -14,7 +14,6 @@ from ingest.config import SourceSettings
 from ingest.connectors.postgres import PostgresConnector
 from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres.properties import parse_properties
-from ingest.connectors.postgres.snapshot import parse_copy_line
 from ingest.connectors.postgres.types import (
     PgType,
     date_days,
@@ -157,10 +156,6 @@ def test_lsn_text_round_trip() -> None:
 
 
 # ------------------------------------------------------------------ text parsers
-
-def test_copy_line_unescapes() -> None:
-    assert parse_copy_line("1\t\\N\ta\\tb\\\\c\\nd\t\\x41\\101") == ["1", None, "a\tb\\c\nd", "AA"]
-
 
 def test_array_and_hstore_parsers() -> None:
     assert parse_array('{1,NULL,"a,b","q\\"x",""}') == ["1", None, "a,b", 'q"x', ""]

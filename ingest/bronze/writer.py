@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import uuid
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ingest.bronze.contract import (
     BRONZE_SCHEMA,
@@ -42,6 +44,7 @@ from ingest.sqlutil import qualified, quote_ident, quote_literal
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+STAGING_DIR = "_staging"  # <warehouse>/_staging/<source>/: Parquet files handed to the local engine
 _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ARROW_TYPES = {"STRING": pa.string(), "BIGINT": pa.int64(), "BINARY": pa.binary(),
                 "TIMESTAMP": pa.timestamp("us", tz="UTC")}
@@ -104,10 +107,18 @@ class BronzeWriter:
         self.tables = {kind: qualified(settings.catalog, BRONZE_SCHEMA, table_name(source, kind)) for kind in TABLES}
         self._ensure_tables()
         self._load_state()
+        if settings.profile == "local":
+            self._remove_staged_leftovers()
 
     # -- set-up ------------------------------------------------------------------------------------
     def location(self, kind: str) -> Path:
         return self.settings.warehouse / BRONZE_SCHEMA / table_name(self.source, kind)
+
+    def _remove_staged_leftovers(self) -> None:
+        staging = self._staging_dir()
+        if staging.is_dir():
+            for leftover in staging.glob("*.parquet"):
+                leftover.unlink(missing_ok=True)
 
     def _ensure_tables(self) -> None:
         self.spark.sql(f"CREATE SCHEMA IF NOT EXISTS {qualified(self.settings.catalog, BRONZE_SCHEMA)}")
@@ -160,7 +171,27 @@ class BronzeWriter:
                                     schema=arrow_schema(cols))
 
     def _write(self, kind: str, table: pa.Table) -> None:
-        self.spark.createDataFrame(table).write.format("delta").mode("append").saveAsTable(self.tables[kind])
+        """Append rows to one bronze table in one Delta commit."""
+        if self.settings.profile == "local":
+            self._write_staged(kind, table)
+        else:
+            self.spark.createDataFrame(table).write.format("delta").mode("append").saveAsTable(self.tables[kind])
+
+    def _staging_dir(self) -> Path:
+        return self.settings.warehouse / STAGING_DIR / self.source
+
+    def _write_staged(self, kind: str, table: pa.Table) -> None:
+        """The embedded engine shares this machine's disk: hand it the rows as a Parquet file and INSERT from
+        it. About 3x faster than sending the same Arrow data over Spark Connect (see docs/bronze.md); the
+        file is removed once the commit is done, and leftovers of a crashed run at the next start."""
+        path = self._staging_dir() / f"{kind}-{uuid.uuid4().hex}.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            pq.write_table(table, path, compression="snappy")
+            columns = ", ".join(quote_ident(name) for name in table.column_names)
+            self.spark.sql(f"INSERT INTO {self.tables[kind]} SELECT {columns} FROM parquet.{quote_ident(str(path))}")
+        finally:
+            path.unlink(missing_ok=True)
 
     def _append(self, kind: str, columns: dict[str, Sequence[Any] | _Same]) -> None:
         self._write(kind, self._table(kind, columns))

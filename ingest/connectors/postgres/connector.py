@@ -25,16 +25,18 @@ from typing import Any
 import orjson
 import psycopg2
 import psycopg2.extras
+import pyarrow as pa
 
 from ingest import __version__
-from ingest.bronze.contract import BronzeEvent, BronzeReject, BronzeSchemaChange, encode_seq
+from ingest.bronze.contract import BronzeEvent, BronzeEventBlock, BronzeReject, BronzeSchemaChange, encode_seq
 from ingest.config import SourceSettings
 from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
 from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres import setup
 from ingest.connectors.postgres.catalog import Catalog, CatalogColumn, TableDef
+from ingest.connectors.postgres.columnar import SnapshotChunk, build_block
 from ingest.connectors.postgres.properties import PostgresProperties, parse_properties
-from ingest.connectors.postgres.snapshot import iter_table
+from ingest.connectors.postgres.snapshot import read_chunk
 from ingest.connectors.postgres.tables import CapturedTable, build_table
 from ingest.connectors.postgres.types import ConversionError
 from ingest.errors import LakecdcError
@@ -73,11 +75,12 @@ class _Pending:
     events: list[BronzeEvent] = field(default_factory=list)
     schema_changes: list[BronzeSchemaChange] = field(default_factory=list)
     rejects: list[BronzeReject] = field(default_factory=list)
+    blocks: list[BronzeEventBlock] = field(default_factory=list)  # snapshot rows, columnar
     ack: int | None = None
     started: float = field(default_factory=time.monotonic)
 
     def __len__(self) -> int:
-        return len(self.events) + len(self.schema_changes) + len(self.rejects)
+        return len(self.events) + sum(len(b) for b in self.blocks) + len(self.schema_changes) + len(self.rejects)
 
 
 class PostgresConnector(SourceConnector):
@@ -90,7 +93,6 @@ class PostgresConnector(SourceConnector):
         self._repl: Any = None          # replication connection
         self._repl_cur: Any = None      # its cursor once streaming started
         self._reader: Any = None        # snapshot connection (REPEATABLE READ transaction)
-        self._source_cache: tuple | None = None  # (table, ts_ms, serialized envelope tail) of snapshot rows
         self._catalog: Catalog | None = None
         self._tables: dict[int, CapturedTable] = {}       # relid -> current version while streaming
         self._signatures: dict[int, tuple] = {}           # relid -> last Relation signature seen
@@ -214,24 +216,36 @@ class PostgresConnector(SourceConnector):
                                             int(time.time() * 1000), None, slot_lsn)
                 if props.snapshot_mode == "no_data":
                     continue
-                for row, key in iter_table(reader, table, after_key, props.snapshot_fetch_size):
-                    counter += 1
-                    pos = self._snapshot_position(slot_lsn, full, key, counter, xmin)
-                    self._add_snapshot_row(pending, table, row, make_seq(slot_lsn, 0, counter), pos, xmin, slot_lsn)
+                key_columns = table.definition.key_columns
+                key_index = [table.column_names.index(k) for k in key_columns]
+                while True:
+                    # a chunk never overfills the batch: it reads at most the room left
+                    limit = min(props.snapshot_fetch_size, max(1, limits.max_events - len(pending)))
+                    chunk = read_chunk(reader, table, after_key, limit, key_columns)
+                    ts_ms = _now_ms()
+                    block, rejects = build_block(table, chunk, SnapshotChunk(
+                        slot_lsn, xmin, ts_ms, self._snapshot_tail(table, ts_ms, slot_lsn, xmin), counter + 1,
+                        self._last_seq))
+                    counter += chunk.num_rows
+                    pending.rejects.extend(rejects)
+                    if block is not None:
+                        pending.blocks.append(block)
                     if len(pending) >= limits.max_events:
                         if ready is not None:
                             yield ready
                         ready = self._flush(pending, caught_up=False)
                         pending = _Pending()
+                    if not key_columns or chunk.num_rows < limit:
+                        break
+                    after_key = [chunk.column(i)[-1].as_py() for i in key_index]
             if len(pending):
                 if ready is not None:
                     yield ready
                 ready = self._flush(pending, caught_up=False)
             if ready is not None:
-                if ready.events:
-                    # the snapshot is complete once its last row is committed: a restart streams from the
-                    # slot's consistent point instead of resuming the snapshot after its last key
-                    ready.events[-1].position = self._position(0)
+                # the snapshot is complete once its last row is committed: a restart streams from the
+                # slot's consistent point instead of resuming the snapshot after its last key
+                _set_last_position(ready, self._position(0))
                 yield ready
             with reader.cursor() as cur:
                 cur.execute("COMMIT")
@@ -244,39 +258,18 @@ class PostgresConnector(SourceConnector):
 
     @staticmethod
     def _snapshot_position(slot_lsn: int, table: str, key: list | None, n: int, xmin: int) -> str:
+        """The position of a snapshot schema row (snapshot rows build the same text in columnar.build_block)."""
         return (f'{{"phase":"snapshot","slot_lsn":{slot_lsn},"table":{orjson.dumps(table).decode()},'
                 f'"key":{orjson.dumps(key).decode()},"n":{n},"xmin":{xmin}}}')
 
-    def _add_snapshot_row(self, pending: _Pending, table: CapturedTable, row: list, seq: str, pos: str,
-                          xmin: int, slot_lsn: int) -> None:
-        """One snapshot row as a read (op r) event. The envelope JSON is assembled from pre-serialized parts
-        (the snapshot is the bulk path); tests check it equals ingest.events' envelope byte for byte."""
-        if self._last_seq is not None and seq <= self._last_seq:
-            return
-        ts_ms = _now_ms()
-        try:
-            after = table.snapshot_row(row)
-            key = table.key_from(after, row)
-        except (ConversionError, ValueError) as exc:
-            pending.rejects.append(BronzeReject(seq, "convert", f"{table.table_id}: {exc}",
-                                                "\t".join("\\N" if v is None else v for v in row).encode(), pos))
-            return
-        cache = self._source_cache
-        if cache is None or cache[0] is not table or cache[1] != ts_ms:
-            d = table.definition
-            source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ms,
-                                       db=self.props.dbname, schema=d.schema, table=d.table, snapshot=True,
-                                       sequence=postgresql_sequence(None, slot_lsn), txId=xmin, lsn=slot_lsn)
-            suffix = ',"transaction":null}' if table.schemas.transaction else "}"
-            tail = f',"source":{dumps_str(source)},"op":"r","ts_ms":{ts_ms}{suffix}'
-            cache = self._source_cache = (table, ts_ms, tail)
-        schemas = table.schemas
-        value = '{"before":null,"after":' + dumps_str(after) + cache[2]
-        pending.events.append(BronzeEvent(
-            topic=schemas.topic, table_id=schemas.table_id, op="r", seq=seq,
-            key=None if key is None else dumps_str(key), value=value,
-            key_schema=None if key is None else schemas.key_schema_json, value_schema=schemas.envelope_schema_json,
-            ts_ms=ts_ms, source_ts_ms=ts_ms, txn_id=None, snapshot="true", position=pos))
+    def _snapshot_tail(self, table: CapturedTable, ts_ms: int, slot_lsn: int, xmin: int) -> str:
+        """The envelope text after "after" of a snapshot row: source block, op and ts_ms."""
+        d = table.definition
+        source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ms, db=self.props.dbname,
+                                   schema=d.schema, table=d.table, snapshot=True,
+                                   sequence=postgresql_sequence(None, slot_lsn), txId=xmin, lsn=slot_lsn)
+        suffix = ',"transaction":null}' if table.schemas.transaction else "}"
+        return f',"source":{dumps_str(source)},"op":"r","ts_ms":{ts_ms}{suffix}'
 
     def _add_schema_change(self, pending: _Pending, table: CapturedTable, kind: str, seq: str, pos: str,
                            ts_ms: int, txid: int | None, lsn: int, snapshot: bool = True) -> None:
@@ -403,7 +396,7 @@ class PostgresConnector(SourceConnector):
         if pending.ack is not None and pending.ack > self._yielded_ack:
             self._yielded_ack = pending.ack
         return Batch(events=pending.events, schema_changes=pending.schema_changes, rejects=pending.rejects,
-                     caught_up=caught_up, ack=pending.ack)
+                     caught_up=caught_up, ack=pending.ack, blocks=pending.blocks)
 
     def _position(self, commit_lsn: int) -> str:
         return orjson.dumps({"phase": "streaming", "slot_lsn": self._slot_lsn, "restart_lsn": self._restart_lsn,
@@ -548,7 +541,7 @@ class PostgresConnector(SourceConnector):
                 old = _text(msg.old)
                 events = [ev.change(table.schemas, "d", source=self._source(table, txn, lsn),
                                     before=table.row(old, placeholder), key=table.key(old), ts_ms=_now_ms())]
-        except (ConversionError, ValueError, IndexError) as exc:
+        except (ConversionError, ValueError, IndexError, ArithmeticError) as exc:
             seq = self._next_seq(txn, lsn)
             if seq is not None:
                 pending.rejects.append(BronzeReject(seq, "convert", f"{table.table_id}: {exc}", repr(msg).encode(),
@@ -704,6 +697,18 @@ def _text(values: list) -> list:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _set_last_position(batch: Batch, position: str) -> None:
+    """Give the batch's highest-seq event `position` (events and blocks are each in seq order)."""
+    last_block = batch.blocks[-1] if batch.blocks else None
+    if batch.events and (last_block is None or batch.events[-1].seq > (last_block.max_seq() or "")):
+        batch.events[-1].position = position
+    elif last_block is not None and len(last_block):
+        column = last_block.columns.column("position").to_pylist()
+        column[-1] = position
+        index = last_block.columns.column_names.index("position")
+        last_block.columns = last_block.columns.set_column(index, "position", pa.array(column, pa.string()))
 
 
 def _now_ms() -> int:

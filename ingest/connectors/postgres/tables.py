@@ -51,22 +51,6 @@ class CapturedTable:
                 out[conv.name] = conv.convert(value)
         return out
 
-    def snapshot_row(self, values: list[Any]) -> dict[str, Any]:
-        """row() for COPY output, which never holds unchanged-TOAST markers: one comprehension, no checks."""
-        return {name: None if (v := values[i]) is None else conv(v) for i, name, conv in self._fast}
-
-    def __post_init__(self) -> None:
-        self._fast = [(i, c.name, c.convert) for i, c in self.converters]
-
-    def key_from(self, row: dict[str, Any], values: list[Any]) -> dict[str, Any] | None:
-        """The key, taken from an already converted row when it holds every key column."""
-        if not self.key_positions:
-            return None
-        try:
-            return {conv.name: row[conv.name] for _, conv in self.key_positions}
-        except KeyError:  # a key column excluded from the value
-            return self.key(values)
-
     def key(self, values: list[Any]) -> dict[str, Any] | None:
         if not self.key_positions:
             return None

@@ -94,6 +94,14 @@ def time_micros(text: str) -> int:
     return ((h * 60 + m) * 60 + s) * 1_000_000 + us
 
 
+def time_millis(text: str) -> int:
+    return time_micros(text) // 1000
+
+
+def pg_bool(text: str) -> bool:
+    return text == "t"
+
+
 def days_from_civil(year: int, month: int, day: int) -> int:
     """Days since 1970-01-01 in the proleptic Gregorian calendar, for any astronomical year (H. Hinnant)."""
     year -= month <= 2
@@ -105,6 +113,26 @@ def days_from_civil(year: int, month: int, day: int) -> int:
 
 
 _EPOCH_ORDINAL = EPOCH_DATE.toordinal()
+
+
+def civil_from_days(days: int) -> tuple[int, int, int]:
+    """Days since 1970-01-01 -> (astronomical year, month, day), proleptic Gregorian (H. Hinnant)."""
+    z = days + 719468
+    era = (z if z >= 0 else z - 146096) // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
+
+
+def iso_date(days: int) -> str:
+    """java.time's ISO date text: 4-digit year, '-' before years before 1 AD (year 0 is 1 BC), '+' after 9999."""
+    year, month, day = civil_from_days(days)
+    sign = "-" if year < 0 else "+" if year > 9999 else ""
+    return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}"
 
 
 def date_days(text: str) -> int:
@@ -123,7 +151,7 @@ _MICROSECOND = timedelta(microseconds=1)
 
 def timestamp_micros(text: str) -> int:
     """'YYYY-MM-DD HH:MM:SS[.ffffff]' (no zone) read as UTC -> microseconds since the epoch."""
-    if 19 <= len(text) <= 26 and text[4] == "-" and text[10] == " ":  # fast path: years 1000-9999, AD
+    if 19 <= len(text) <= 26 and text[4] == "-" and text[10] == " " and not text.endswith(" BC"):  # years 0-9999 AD
         return (datetime.fromisoformat(text) - EPOCH) // _MICROSECOND
     if text in ("infinity", "-infinity"):
         raise ConversionError(f"timestamp {text} has no Debezium representation")
@@ -133,6 +161,10 @@ def timestamp_micros(text: str) -> int:
     day_part, time_part = text.split(" ")
     days = date_days(day_part + (" BC" if bc else ""))
     return days * 86_400_000_000 + time_micros(time_part)
+
+
+def timestamp_millis(text: str) -> int:
+    return timestamp_micros(text) // 1000
 
 
 def _offset_seconds(text: str) -> tuple[str, int]:
@@ -165,9 +197,8 @@ def zoned_timestamp(text: str) -> str:
     local, offset = _offset_seconds(text)
     micros = timestamp_micros(local + (" BC" if bc else "")) - offset * 1_000_000
     days, rem = divmod(micros, 86_400_000_000)
-    day = EPOCH_DATE + timedelta(days=days)
     secs, us = divmod(rem, 1_000_000)
-    return f"{day.isoformat()}T{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}{_fraction(us)}Z"
+    return f"{iso_date(days)}T{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}{_fraction(us)}Z"
 
 
 def zoned_time(text: str) -> str:
@@ -351,7 +382,7 @@ def element_converter(t: PgType, props: PostgresProperties, optional: bool) -> t
     if t.typtype in ("r", "m") or name in _STRING_TYPES:
         return cs.string(optional), str
     if name == "bool":
-        return cs.boolean(optional), lambda s: s == "t"
+        return cs.boolean(optional), pg_bool
     if name == "bit" and mod == 1:
         return cs.boolean(optional), lambda s: s == "1"
     if name in ("bit", "varbit"):
@@ -379,19 +410,16 @@ def element_converter(t: PgType, props: PostgresProperties, optional: bool) -> t
     if name == "time":
         precision = 6 if mod < 0 else mod
         if mode == "connect":
-            return (cs.int32(optional, name="org.apache.kafka.connect.data.Time", version=1),
-                    lambda s: time_micros(s) // 1000)
+            return cs.int32(optional, name="org.apache.kafka.connect.data.Time", version=1), time_millis
         if mode == "adaptive" and precision <= 3:
-            return cs.int32(optional, name="io.debezium.time.Time", version=1), lambda s: time_micros(s) // 1000
+            return cs.int32(optional, name="io.debezium.time.Time", version=1), time_millis
         return cs.int64(optional, name="io.debezium.time.MicroTime", version=1), time_micros
     if name == "timestamp":
         precision = 6 if mod < 0 else mod
         if mode == "connect":
-            return (cs.int64(optional, name="org.apache.kafka.connect.data.Timestamp", version=1),
-                    lambda s: timestamp_micros(s) // 1000)
+            return cs.int64(optional, name="org.apache.kafka.connect.data.Timestamp", version=1), timestamp_millis
         if precision <= 3:
-            return (cs.int64(optional, name="io.debezium.time.Timestamp", version=1),
-                    lambda s: timestamp_micros(s) // 1000)
+            return cs.int64(optional, name="io.debezium.time.Timestamp", version=1), timestamp_millis
         return cs.int64(optional, name="io.debezium.time.MicroTimestamp", version=1), timestamp_micros
     if name == "timestamptz":
         return cs.string(optional, name="io.debezium.time.ZonedTimestamp", version=1), zoned_timestamp
@@ -436,19 +464,9 @@ def _numeric(props: PostgresProperties, optional: bool, mod: int) -> tuple[cs.Sc
         return cs.string(optional), str
     precision, scale = numeric_typmod(mod)
     if scale is not None:
-        fixed_scale = scale
-
-        def conv_fixed(text: str) -> str | None:
-            if text in ("NaN", "Infinity", "-Infinity"):
-                return None  # not representable as a Connect Decimal (Debezium: null)
-            try:
-                value = Decimal(text)
-            except InvalidOperation:
-                raise ConversionError(f"not a numeric: {text!r}") from None
-            return _b64(_decimal_bytes(int(value.scaleb(fixed_scale))))
-
         return (cs.bytes_(optional, name="org.apache.kafka.connect.data.Decimal", version=1,
-                          parameters={"scale": str(scale), "connect.decimal.precision": str(precision)}), conv_fixed)
+                          parameters={"scale": str(scale), "connect.decimal.precision": str(precision)}),
+                FixedDecimal(scale))
 
     def conv_variable(text: str) -> dict[str, Any] | None:
         if text in ("NaN", "Infinity", "-Infinity"):
@@ -461,6 +479,23 @@ def _numeric(props: PostgresProperties, optional: bool, mod: int) -> tuple[cs.Sc
     schema = cs.struct([("scale", cs.int32()), ("value", cs.bytes_())], optional,
                        name="io.debezium.data.VariableScaleDecimal", version=1, doc="Variable scaled decimal")
     return schema, conv_variable
+
+
+@dataclass(frozen=True)
+class FixedDecimal:
+    """numeric(p,s) in precise mode -> Connect Decimal bytes (base64). A class, not a closure, so the
+    snapshot's columnar path can recognise it and read the scale."""
+
+    scale: int
+
+    def __call__(self, text: str) -> str | None:
+        if text in ("NaN", "Infinity", "-Infinity"):
+            return None  # not representable as a Connect Decimal (Debezium: null)
+        try:
+            value = Decimal(text)
+        except InvalidOperation:
+            raise ConversionError(f"not a numeric: {text!r}") from None
+        return _b64(_decimal_bytes(int(value.scaleb(self.scale))))
 
 
 def _money_conv(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, Converter]:

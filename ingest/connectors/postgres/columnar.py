@@ -1,0 +1,339 @@
+"""The snapshot's bulk path: each column of a chunk (Arrow strings, see snapshot.read_chunk) becomes the JSON
+text of its Debezium value in one vectorized step, so a chunk of rows is one BronzeEventBlock without a
+Python object per row.
+
+Types with a vectorized form (integers, booleans, strings, fixed-scale decimals, dates, timestamps, UTC
+timestamptz) are converted in Arrow/numpy; every other type goes through the column's own converter
+(ingest.connectors.postgres.types) value by value. Either way the text is byte-identical to
+`dumps_str(converter(text))`, which tests check type by type. A value its converter rejects sends the
+whole row to S_rejects, as the row-by-row path does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ingest.bronze.contract import BronzeEventBlock, BronzeReject
+from ingest.connectors.postgres import types as pgt
+from ingest.connectors.postgres.tables import CapturedTable
+from ingest.events.json_converter import dumps_str
+
+_B64_ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", dtype=np.uint8)
+_CONTROL = "[\\x00-\\x1f]"  # characters JSON must escape besides quote and backslash (RE2 syntax)
+
+
+# ---------------------------------------------------------------- one column -> JSON texts
+
+@dataclass
+class Fragments:
+    """JSON texts of one column ('null' for NULL) and the first conversion error of each failed row."""
+
+    texts: pa.Array
+    errors: dict[int, str]
+
+
+def _escape_strings(values: pa.Array) -> pa.Array:
+    """JSON string literals (orjson's form: only quote, backslash and control characters escaped)."""
+    escaped = pc.replace_substring(pc.replace_substring(values, "\\", "\\\\"), '"', '\\"')
+    return pc.binary_join_element_wise('"', escaped, '"', "")
+
+
+def json_strings(values: pa.Array) -> pa.Array:
+    """String column -> JSON string literals, null stays null."""
+    if pc.any(pc.match_substring_regex(values, _CONTROL)).as_py():
+        return pa.array([None if v is None else dumps_str(v) for v in values.to_pylist()], pa.string())
+    return _escape_strings(values)
+
+
+def _per_value(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
+    out: list[str | None] = []
+    errors: dict[int, str] = {}
+    for i, text in enumerate(values.to_pylist()):
+        if text is None:
+            out.append(None)
+            continue
+        try:
+            out.append(dumps_str(convert(text)))
+        except (pgt.ConversionError, ValueError, ArithmeticError) as exc:
+            out.append(None)
+            errors[i] = str(exc)
+    return Fragments(pa.array(out, pa.string()), errors)
+
+
+def _numbers(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
+    """Converters returning int/float/bool: convert in Python, but serialize the whole column in one orjson
+    call (a JSON array of numbers splits on commas)."""
+    try:
+        converted = [None if v is None else convert(v) for v in values.to_pylist()]
+    except (pgt.ConversionError, ValueError, ArithmeticError):
+        return _per_value(values, convert)  # find the failing rows one by one
+    if not converted:
+        return Fragments(pa.array([], pa.string()), {})
+    texts = dumps_str(converted)[1:-1].split(",")
+    return Fragments(pc.if_else(pc.is_null(values), None, pa.array(texts, pa.string())), {})
+
+
+def _with_fallback(values: pa.Array, fast: pa.Array | None, ok: pa.Array | None,
+                   convert: Callable[[str], Any]) -> Fragments:
+    """`fast` where `ok` is true, the per-value converter elsewhere (rows the fast form does not cover)."""
+    if fast is None:
+        return _per_value(values, convert)
+    if ok is None or pc.all(ok).as_py() in (True, None):
+        return Fragments(fast, {})
+    slow_rows = pc.indices_nonzero(pc.invert(ok))
+    slow = _per_value(pc.take(values, slow_rows), convert)
+    rows = slow_rows.to_pylist()
+    errors = {rows[i]: message for i, message in slow.errors.items()}
+    merged = pc.replace_with_mask(fast, pc.invert(ok), slow.texts)
+    return Fragments(merged, errors)
+
+
+def _cast_or_none(values: pa.Array, target: pa.DataType) -> pa.Array | None:
+    try:
+        return values.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _timestamp_fragments(values: pa.Array, divisor: int, convert: Callable[[str], Any]) -> Fragments:
+    """'YYYY-MM-DD HH:MM:SS[.ffffff]' (years 1000-9999 AD) -> epoch micros (or millis); others per value."""
+    length = pc.utf8_length(values)
+    ok = pc.and_(pc.and_(pc.greater_equal(length, 19), pc.less_equal(length, 26)),
+                 pc.match_substring_regex(values, r"^[1-9]\d{3}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$"))
+    ok = pc.fill_null(ok, True)
+    cast = _cast_or_none(pc.if_else(ok, values, None), pa.timestamp("us"))
+    if cast is None:
+        return _per_value(values, convert)
+    micros = cast.cast(pa.int64())
+    if divisor != 1:
+        micros = floor_divide(micros, divisor)
+    return _with_fallback(values, micros.cast(pa.string()), ok, convert)
+
+
+def floor_divide(values: pa.Array, divisor: int) -> pa.Array:
+    """Python's // for an int64 column (Arrow's integer divide truncates toward zero)."""
+    quotient = pc.divide(values, divisor)
+    remainder = pc.subtract(values, pc.multiply(quotient, divisor))
+    return pc.subtract(quotient, pc.cast(pc.less(remainder, 0), pa.int64()))
+
+
+def _date_fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
+    ok = pc.fill_null(pc.match_substring_regex(values, r"^[1-9]\d{3}-\d\d-\d\d$"), True)
+    cast = _cast_or_none(pc.if_else(ok, values, None), pa.date32())
+    if cast is None:
+        return _per_value(values, convert)
+    return _with_fallback(values, cast.cast(pa.int32()).cast(pa.string()), ok, convert)
+
+
+def _zoned_timestamp_fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
+    """timestamptz printed in UTC ('... +00', years 1000-9999 AD): '"YYYY-MM-DDTHH:MM:SS[.f]Z"'."""
+    ok = pc.fill_null(pc.match_substring_regex(values, r"^[1-9]\d{3}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\+00$"), True)
+    day = pc.utf8_slice_codeunits(values, 0, 10)
+    clock = pc.utf8_slice_codeunits(values, 11, -3)
+    fast = pc.binary_join_element_wise('"', day, "T", clock, 'Z"', "")
+    return _with_fallback(values, fast, ok, convert)
+
+
+def _base64_rows(data: np.ndarray) -> np.ndarray:
+    """Base64 of each row of a (n, width) uint8 matrix -> (n, 4 * ceil(width / 3)) uint8 matrix."""
+    n, width = data.shape
+    groups = -(-width // 3)
+    padded = np.zeros((n, groups * 3), dtype=np.uint8)
+    padded[:, :width] = data
+    triples = padded.reshape(n, groups, 3).astype(np.uint32)
+    word = (triples[:, :, 0] << 16) | (triples[:, :, 1] << 8) | triples[:, :, 2]
+    sextets = np.stack([(word >> 18) & 63, (word >> 12) & 63, (word >> 6) & 63, word & 63], axis=2)
+    out = _B64_ALPHABET[sextets].reshape(n, groups * 4)
+    pad = groups * 3 - width
+    if pad:
+        out[:, -pad:] = ord("=")
+    return out
+
+
+def _fixed_rows_to_strings(rows: np.ndarray) -> pa.Array:
+    n, width = rows.shape
+    offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.tobytes()), pa.py_buffer(rows.tobytes()))
+
+
+def decimal_base64(unscaled: np.ndarray) -> pa.Array:
+    """int64 unscaled values -> JSON strings of base64(BigInteger.toByteArray()) (Connect Decimal bytes)."""
+    n = len(unscaled)
+    # minimal two's complement length: 1 + the number of k in 1..7 with value outside [-2^(8k-1), 2^(8k-1))
+    magnitude = np.where(unscaled < 0, ~unscaled, unscaled)
+    length = np.ones(n, dtype=np.int64)
+    for k in range(1, 8):
+        length += magnitude >= (1 << (8 * k - 1))
+    big_endian = unscaled.astype(">i8").view(np.uint8).reshape(n, 8)
+    pieces: list[pa.Array] = []
+    order: list[np.ndarray] = []
+    for width in np.unique(length):
+        rows = np.nonzero(length == width)[0]
+        encoded = _base64_rows(big_endian[rows, 8 - int(width):])
+        quoted = np.full((len(rows), encoded.shape[1] + 2), ord('"'), dtype=np.uint8)
+        quoted[:, 1:-1] = encoded
+        pieces.append(_fixed_rows_to_strings(quoted))
+        order.append(rows)
+    if not pieces:
+        return pa.array([], pa.string())
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[np.concatenate(order)] = np.arange(n)
+    return pc.take(pa.concat_arrays(pieces), pa.array(inverse))
+
+
+def _fixed_decimal_fragments(values: pa.Array, convert: pgt.FixedDecimal) -> Fragments:
+    """numeric(p,s) in precise mode, when every unscaled value fits in 64 bits."""
+    if convert.scale < 0 or convert.scale > 18:
+        return _per_value(values, convert)
+    ok = pc.fill_null(pc.match_substring_regex(values, r"^-?\d+(\.\d+)?$"), True)
+    candidates = pc.if_else(ok, values, None)
+    cast = _cast_or_none(candidates, pa.decimal128(38, convert.scale))
+    if cast is None:
+        return _per_value(values, convert)
+    words = np.frombuffer(cast.buffers()[1], dtype="<i8")[2 * cast.offset:2 * (cast.offset + len(cast))].reshape(-1, 2)
+    low, high = words[:, 0], words[:, 1]
+    if not np.array_equal(high, np.where(low < 0, -1, 0)):
+        return _per_value(values, convert)  # beyond 64 bits
+    fast = decimal_base64(low)
+    fast = pc.if_else(pc.is_null(cast), None, fast)
+    return _with_fallback(values, fast, ok, convert)
+
+
+def fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
+    """JSON texts of a column of value texts under `convert` (one of the converters of types.py)."""
+    if convert is int:
+        out = Fragments(values, {})
+    elif convert is str:
+        out = Fragments(json_strings(values), {})
+    elif convert is pgt.pg_bool:
+        out = Fragments(pc.if_else(pc.equal(values, "t"), "true", "false"), {})
+    elif isinstance(convert, pgt.FixedDecimal):
+        out = _fixed_decimal_fragments(values, convert)
+    elif convert is pgt.zoned_timestamp:
+        out = _zoned_timestamp_fragments(values, convert)
+    elif convert is pgt.timestamp_micros:
+        out = _timestamp_fragments(values, 1, convert)
+    elif convert is pgt.timestamp_millis:
+        out = _timestamp_fragments(values, 1000, convert)
+    elif convert is pgt.date_days:
+        out = _date_fragments(values, convert)
+    elif convert in (float, pgt.time_micros, pgt.time_millis):
+        out = _numbers(values, convert)
+    else:
+        out = _per_value(values, convert)
+    return Fragments(pc.fill_null(out.texts, "null"), out.errors)
+
+
+# ---------------------------------------------------------------- rows -> JSON objects
+
+def json_objects(n: int, names: Sequence[str], columns: Sequence[pa.Array], prefix: str = "", suffix: str = ""
+                 ) -> pa.Array:
+    """prefix + '{"name":text,...}' + suffix for each of n rows, from per-column JSON texts."""
+    parts: list[Any] = []
+    literal = prefix + "{"
+    for i, (name, column) in enumerate(zip(names, columns, strict=True)):
+        literal += ("," if i else "") + dumps_str(name) + ":"
+        parts.extend([literal, column])
+        literal = ""
+    parts.append(literal + "}" + suffix)
+    if len(parts) == 1:
+        return pa.repeat(pa.scalar(parts[0], pa.string()), n)
+    return pc.binary_join_element_wise(*parts, "")
+
+
+# ---------------------------------------------------------------- one chunk -> one block
+
+@dataclass
+class SnapshotChunk:
+    """What a chunk's events share: the ordering/position context of the snapshot."""
+
+    slot_lsn: int
+    xmin: int
+    ts_ms: int
+    value_tail: str        # ',"source":{...},"op":"r","ts_ms":...}' closing each envelope
+    first_counter: int     # running row number of the chunk's first row
+    last_seq: str | None   # rows with seq <= last_seq were handed out before (a resumed run): skipped
+
+
+def build_block(table: CapturedTable, chunk: pa.Table, ctx: SnapshotChunk
+                ) -> tuple[BronzeEventBlock | None, list[BronzeReject]]:
+    """Snapshot read events (op r) of one chunk, and the rows whose values could not be converted."""
+    n = chunk.num_rows
+    counters = list(range(ctx.first_counter, ctx.first_counter + n))
+    if counters and counters[-1] >> 32:
+        raise ValueError(f"snapshot row number {counters[-1]} does not fit in the seq")
+    seq_prefix = f"{ctx.slot_lsn:016x}-{0:016x}-"
+    seqs = pa.array([f"{seq_prefix}{c:08x}" for c in counters], pa.string())
+    if ctx.last_seq is not None:
+        fresh = pc.greater(seqs, ctx.last_seq)
+        if not pc.all(fresh).as_py():
+            chunk, seqs = chunk.filter(fresh), seqs.filter(fresh)
+            counters = [c for c, keep in zip(counters, fresh.to_pylist(), strict=True) if keep]
+            n = chunk.num_rows
+    if n == 0:
+        return None, []
+
+    cache: dict[int, Fragments] = {}
+
+    def column(index: int, convert: Callable[[str], Any]) -> Fragments:
+        if index not in cache:
+            cache[index] = fragments(chunk.column(index).combine_chunks(), convert)
+        return cache[index]
+
+    value_frags = [column(i, conv.convert) for i, conv in table.converters]
+    key_frags = [column(i, conv.convert) for i, conv in table.key_positions]
+    d = table.definition
+    after = json_objects(n, [conv.name for _, conv in table.converters], [f.texts for f in value_frags],
+                         '{"before":null,"after":', ctx.value_tail)
+    keys = (json_objects(n, [conv.name for _, conv in table.key_positions], [f.texts for f in key_frags])
+            if table.key_positions else pa.nulls(n, pa.string()))
+    key_texts = [chunk.column(table.column_names.index(k)).combine_chunks() for k in d.key_columns]
+    head = (f'{{"phase":"snapshot","slot_lsn":{ctx.slot_lsn},"table":{dumps_str(f"{d.schema}.{d.table}")},'
+            f'"key":')
+    counter_texts = pa.array(counters, pa.int64()).cast(pa.string())
+    tail = f',"xmin":{ctx.xmin}}}'
+    if key_texts:
+        parts: list[Any] = [head + "["]
+        for i, texts in enumerate(key_texts):
+            parts.extend([("," if i else ""), pc.fill_null(json_strings(texts), "null")])
+        parts.extend(['],"n":', counter_texts, tail])
+        positions = pc.binary_join_element_wise(*parts, "")
+    else:
+        positions = pc.binary_join_element_wise(head + 'null,"n":', counter_texts, tail, "")
+
+    rejects: list[BronzeReject] = []
+    failed: dict[int, str] = {}
+    for f in value_frags + key_frags:
+        for row, message in f.errors.items():
+            failed.setdefault(row, message)
+    if failed:
+        raw_rows = chunk.take(pa.array(sorted(failed))).to_pylist()
+        for row, raw in zip(sorted(failed), raw_rows, strict=True):
+            text = "\t".join("\\N" if v is None else v for v in raw.values())
+            rejects.append(BronzeReject(seqs[row].as_py(), "convert", f"{table.table_id}: {failed[row]}",
+                                        text.encode(), positions[row].as_py()))
+    schemas = table.schemas
+    columns = pa.table({
+        "topic": pa.repeat(pa.scalar(schemas.topic, pa.string()), n),
+        "table_id": pa.repeat(pa.scalar(schemas.table_id, pa.string()), n),
+        "op": pa.repeat(pa.scalar("r", pa.string()), n),
+        "seq": seqs, "key": keys, "value": after,
+        "ts_ms": pa.repeat(pa.scalar(ctx.ts_ms, pa.int64()), n),
+        "source_ts_ms": pa.repeat(pa.scalar(ctx.ts_ms, pa.int64()), n),
+        "txn_id": pa.nulls(n, pa.string()),
+        "snapshot": pa.repeat(pa.scalar("true", pa.string()), n),
+        "position": positions,
+    })
+    if failed:
+        keep = np.ones(n, dtype=bool)
+        keep[sorted(failed)] = False
+        columns = columns.filter(pa.array(keep))
+    block = BronzeEventBlock(columns, schemas.key_schema_json if table.key_positions else None,
+                             schemas.envelope_schema_json)
+    return (block if len(block) else None), rejects
