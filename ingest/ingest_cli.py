@@ -78,7 +78,28 @@ def cmd_status(args: argparse.Namespace, config: ProjectConfig) -> int:
             continue
         print(f"{name:<20} {st.events:>12,} {st.batches:>8,} {st.rejects:>8,} {st.schema_changes:>10,} "
               f"{_lag(st.lag_ms):>8}  {st.last_seq or '-'}")
+        lag = None if args.no_source else _source_lag(config, name)
+        if lag:
+            print(f"  {lag}")
     return 0
+
+
+def _source_lag(config: ProjectConfig, name: str) -> str | None:
+    """The connector's own view of its lag (PostgreSQL: the replication slot), why it is unavailable, or None
+    when the connector reports none."""
+    from ingest.connectors import registry
+
+    base_dir = config.path.resolve().parent if config.path else None
+    connector = None
+    try:
+        connector = registry.create(config.source(name), base_dir=base_dir)
+        return connector.source_lag()
+    except Exception as exc:  # status must still print the other sources
+        text = str(exc).strip().splitlines()
+        return f"source not reachable: {text[0] if text else type(exc).__name__}"
+    finally:
+        if connector is not None:
+            connector.close()
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -103,6 +124,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     status = sub.add_parser("status", help="per source: events landed, last seq, rejects, lag",
                             description="Print, per configured source, what its bronze tables hold: events, "
                                         "batches, rejects, schema changes, lag (now - newest source ts_ms) "
-                                        "and the last seq.")
+                                        "and the last seq; below it, the source's own lag where the connector "
+                                        "reports one (PostgreSQL: WAL behind the slot's confirmed position).")
     status.add_argument("--source", help="only this source")
+    status.add_argument("--no-source", action="store_true",
+                        help="do not connect to the sources (by default, connectors that can report their own lag, "
+                             "such as PostgreSQL's replication slot, are asked)")
     status.set_defaults(func=cmd_status)

@@ -93,6 +93,10 @@ class SourceConnector(ABC):
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         """Yield micro-batches in seq order, starting after `resume`."""
 
+    def source_lag(self) -> str | None:
+        """One line for `lakecdc status`: how far the committed position is behind the source (connects)."""
+        return None
+
     def acknowledge(self, batch: Batch) -> None:
         """Called after the batch is committed to bronze (e.g. confirm the flush LSN)."""
         return None

@@ -79,8 +79,9 @@ class _Pending:
     ack: int | None = None
     started: float = field(default_factory=time.monotonic)
 
-    def __len__(self) -> int:
-        return len(self.events) + sum(len(b) for b in self.blocks) + len(self.schema_changes) + len(self.rejects)
+    def __len__(self) -> int:  # on the per-message path: no work for blocks when there are none
+        n = len(self.events) + len(self.schema_changes) + len(self.rejects)
+        return n + sum(len(b) for b in self.blocks) if self.blocks else n
 
 
 class PostgresConnector(SourceConnector):
@@ -366,8 +367,8 @@ class PostgresConnector(SourceConnector):
                 failures = 0
                 last_data = time.monotonic()
                 txn = self._handle(pg.decode(msg.payload), msg.data_start, txn, pending)
-                if len(pending) >= limits.max_events or (
-                        len(pending) and time.monotonic() - pending.started >= limits.max_seconds):
+                size = len(pending)
+                if size >= limits.max_events or (size and time.monotonic() - pending.started >= limits.max_seconds):
                     yield self._flush(pending, caught_up=False)
                     pending = _Pending()
                 continue
@@ -654,6 +655,14 @@ class PostgresConnector(SourceConnector):
         return {"slot": self.props.slot_name, "exists": True, "confirmed_flush_lsn": row[0], "restart_lsn": row[1],
                 "active": row[2], "lag_bytes": row[3], "retained_bytes": row[4]}
 
+    def source_lag(self) -> str | None:
+        lag = self.slot_lag()
+        if not lag["exists"]:
+            return f"slot {lag['slot']} does not exist (the next run takes a snapshot only if snapshot.mode allows)"
+        return (f"slot {lag['slot']}: confirmed up to {lag['confirmed_flush_lsn']}, {_size(lag['lag_bytes'])} of WAL "
+                f"behind, {_size(lag['retained_bytes'])} retained on the server, "
+                f"{'active' if lag['active'] else 'inactive'}")
+
     def close(self) -> None:
         if self._reader is not None and not self._reader.closed:
             self._reader.close()
@@ -709,6 +718,16 @@ def _set_last_position(batch: Batch, position: str) -> None:
         column[-1] = position
         index = last_block.columns.column_names.index("position")
         last_block.columns = last_block.columns.set_column(index, "position", pa.array(column, pa.string()))
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} GB"
 
 
 def _now_ms() -> int:

@@ -195,6 +195,7 @@ class PostgresProperties:
         return {
             "host": self.hostname, "port": self.port, "user": self.user, "password": self.password,
             "dbname": self.dbname, "sslmode": self.sslmode, "application_name": f"lakecdc_{self.slot_name}",
+            "connect_timeout": 10,
             "options": "-c DateStyle=ISO -c TimeZone=UTC -c IntervalStyle=postgres -c extra_float_digits=3"
                        " -c bytea_output=hex",
         }
