@@ -28,6 +28,14 @@ install_all() {
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
+  # PostGIS for the geometry/geography type tests, matching the installed PostgreSQL major version
+  local major; major=$(basename "$(dirname "$(pgbin)")")
+  if [ ! -f "/usr/share/postgresql/$major/extension/postgis.control" ]; then
+    log "installing postgresql-$major-postgis-3 from Debian"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "postgresql-$major-postgis-3" >/dev/null
+  fi
   log "postgres: $(pgbin)  mariadb: $(command -v mariadbd)"
 }
 

@@ -1,7 +1,7 @@
 """PostgreSQL connector pieces that need no server: property validation, the pgoutput decoder on
-hand-built protocol messages, text parsers (COPY lines, arrays, hstore, intervals, dates) and PostGIS
-EWKB (PostGIS is not installed here: the EWKB below is the text output PostGIS documents for
-SRID=4326;POINT(1 2))."""
+hand-built protocol messages, text parsers (arrays, hstore, intervals, dates) and PostGIS EWKB (the EWKB
+below is the text output PostGIS documents for SRID=4326;POINT(1 2); tests/test_pg_postgis.py checks the
+real extension)."""
 
 from __future__ import annotations
 
