@@ -531,17 +531,19 @@ class PostgresConnector(SourceConnector):
             if isinstance(msg, pg.Insert):
                 if "c" in skipped:
                     return
-                events = [ev.change(table.schemas, "c", source=self._source(table, txn, lsn),
-                                    after=table.row(_text(msg.new), placeholder), key=table.key(_text(msg.new)),
-                                    ts_ms=_now_ms())]
+                new = _text(msg.new)
+                after = table.row(new, placeholder)
+                events = [ev.change(table.schemas, "c", source=self._source(table, txn, lsn), after=after,
+                                    key=table.key_from(after, new), ts_ms=_now_ms())]
             elif isinstance(msg, pg.Update):
                 events = self._update_events(table, msg, txn, lsn)
             else:
                 if "d" in skipped:
                     return
                 old = _text(msg.old)
-                events = [ev.change(table.schemas, "d", source=self._source(table, txn, lsn),
-                                    before=table.row(old, placeholder), key=table.key(old), ts_ms=_now_ms())]
+                before = table.row(old, placeholder)
+                events = [ev.change(table.schemas, "d", source=self._source(table, txn, lsn), before=before,
+                                    key=table.key_from(before, old), ts_ms=_now_ms())]
         except (ConversionError, ValueError, IndexError, ArithmeticError) as exc:
             seq = self._next_seq(txn, lsn)
             if seq is not None:
@@ -561,12 +563,12 @@ class PostgresConnector(SourceConnector):
             # REPLICA IDENTITY FULL: the old tuple holds the real value of an unchanged TOASTed column
             new = [o if v is pg.UNCHANGED_TOAST else v for v, o in zip(new, old, strict=True)]
         after = table.row(new, placeholder)
-        new_key = table.key(new)
+        new_key = table.key_from(after, new)
         before = None
         old_key = new_key
         if old is not None:
             before = table.row(old, placeholder)
-            old_key = table.key(old)
+            old_key = table.key_from(before, old)
         source = self._source(table, txn, lsn)
         if old_key != new_key and old_key is not None:
             # primary key change: delete (old key), tombstone, create (new key)

@@ -51,6 +51,16 @@ class CapturedTable:
                 out[conv.name] = conv.convert(value)
         return out
 
+    def key_from(self, row: dict[str, Any], values: list[Any]) -> dict[str, Any] | None:
+        """The key, taken from the already converted row when it holds every key column (no second
+        conversion of the same texts)."""
+        if not self.key_positions:
+            return None
+        try:
+            return {conv.name: row[conv.name] for _, conv in self.key_positions}
+        except KeyError:  # a key column excluded from the value
+            return self.key(values)
+
     def key(self, values: list[Any]) -> dict[str, Any] | None:
         if not self.key_positions:
             return None
