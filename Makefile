@@ -41,8 +41,14 @@ bench: $(STAMP)
 	for b in $(BENCHES); do echo "== bench/$$b.py"; $(PY) bench/$$b.py || rc=1; done; \
 	scripts/services.sh down; exit $$rc
 
+# Long kill -9 runs against real PostgreSQL and MariaDB (SOAK_MINUTES per source), bronze compared to the source.
+SOAK_MINUTES ?= 10
 soak: $(STAMP)
-	@echo "no soak runs defined yet"; exit 2
+	scripts/services.sh install
+	scripts/services.sh up
+	set -a; eval "$$(scripts/services.sh env)"; set +a; rc=0; \
+	$(PY) bench/soak.py --minutes $(SOAK_MINUTES) || rc=1; \
+	scripts/services.sh down; exit $$rc
 
 services-up:
 	scripts/services.sh install && scripts/services.sh up

@@ -1,0 +1,153 @@
+"""Soak run (`make soak`; not part of `make test`): for each real source, a random workload writes for
+--minutes while `lakecdc run` is SIGKILLed at random moments (5-40 s apart) and restarted; then the run
+catches up without interruption and bronze, replayed in seq order, must equal every source table.
+
+    .venv/bin/python bench/soak.py [--minutes 10] [--only postgresql|mariadb] [--seed 1]
+
+PostgreSQL: inserts, updates, deletes, primary-key changes, TOASTed values, truncates and new tables
+(tests/test_pg_e2e.py's workload), through the `lakecdc run` CLI. MariaDB: DML plus ADD/DROP/MODIFY/
+CHANGE/RENAME COLUMN, RENAME TABLE, CREATE/DROP TABLE (tests/test_mysql_e2e.py's workload), through the
+connector and BronzeWriter in a subprocess. Prints kills, events landed and the result; exit status 1
+when bronze differs from the source. Needs the services of `make services-up` (scripts/services.sh env).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def soak_postgres(minutes: float, seed: int, work: Path) -> bool:
+    from tests import test_pg_e2e as e2e
+    from tests.test_pg_helpers import drop_slot_and_publication, ensure_database, execute
+
+    dsn = ensure_database(os.environ["LAKECDC_PG_DSN"])
+    schema = e2e.SCHEMA
+    drop_slot_and_publication(dsn, "pgconn_e2e", "pgconn_e2e")
+    execute(dsn, f"DROP SCHEMA IF EXISTS {schema} CASCADE", f"CREATE SCHEMA {schema}",
+            f"CREATE TABLE {schema}.t1 (id int PRIMARY KEY, v text, n int)",
+            f"INSERT INTO {schema}.t1 SELECT g, 'v' || g, 0 FROM generate_series(1, 200000) g",
+            f"CREATE TABLE {schema}.t2 (id int PRIMARY KEY, small text, big text)",
+            f"INSERT INTO {schema}.t2 SELECT g, 's', repeat(md5(g::text), 400) FROM generate_series(1, 300) g",
+            f"CREATE TABLE {schema}.t3 (id int PRIMARY KEY, v text)",
+            f"INSERT INTO {schema}.t3 SELECT g, 'x' FROM generate_series(1, 100) g")
+    config = e2e.write_config(work, os.environ["LAKECDC_PG_DSN"])
+    warehouse, log = work / "warehouse", work / "run.log"
+    workload = e2e.Workload(dsn, seed=seed)
+    workload.start()
+    rng = random.Random(seed)
+    kills, deadline = 0, time.monotonic() + minutes * 60
+    try:
+        while time.monotonic() < deadline:
+            proc = e2e.start_run(config, log, until_caught_up=False)
+            time.sleep(min(rng.uniform(5, 40), max(0.0, deadline - time.monotonic())))
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                kills += 1
+            proc.wait(timeout=60)
+            print(f"  postgresql: {kills} kills, {workload.ops:,} workload transactions", flush=True)
+    finally:
+        workload.stop_flag.set()
+        workload.join(timeout=60)
+    if workload.error is not None:
+        print(f"  postgresql: workload failed: {workload.error}")
+        return False
+    began = time.monotonic()
+    if e2e.start_run(config, log).wait(timeout=1800) != 0:
+        print(f"  postgresql: catch-up run failed; see {log}")
+        return False
+    events = e2e.bronze_events(warehouse)
+    seqs = [e["seq"] for e in events]
+    state, source = e2e.replay(events), e2e.source_rows(dsn)
+    differing = [t for t, rows in source.items()
+                 if {str(k): v for k, v in state.get(t, {}).items()} != {str(k): v for k, v in rows.items()}]
+    print(f"  postgresql: {len(events):,} events in bronze, catch-up {time.monotonic() - began:.0f}s, "
+          f"duplicated seqs {len(seqs) - len(set(seqs))}, tables differing from the source: {differing or 'none'}")
+    drop_slot_and_publication(dsn, "pgconn_e2e", "pgconn_e2e")
+    return not differing and len(seqs) == len(set(seqs))
+
+
+def soak_mariadb(minutes: float, seed: int, work: Path) -> bool:
+    from urllib.parse import urlparse
+
+    import pymysql
+
+    from tests import test_mysql_e2e as e2e
+
+    url = urlparse(os.environ["LAKECDC_MARIADB_URL"])
+    params = {"host": url.hostname or "127.0.0.1", "port": url.port or 3306, "user": url.username or "root",
+              "password": url.password or ""}
+    db = "mysqlconn_soak"
+    conn = pymysql.connect(**params, autocommit=True)
+    e2e.prepare(conn, db, 50_000)
+    warehouse, journal = work / "mariadb_wh", work / "journal.txt"
+    steps = int(minutes * 60 * 150)  # about 150 workload statements a second
+    workload = e2e.Workload(params, db, steps, seed=seed)
+    args = [sys.executable, e2e.__file__, str(warehouse), json.dumps(params), db, str(journal)]
+    rng = random.Random(seed)
+    kills, deadline = 0, time.monotonic() + minutes * 60
+    workload.start()
+    while time.monotonic() < deadline or workload.is_alive():
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(5, 40))
+        if proc.poll() is None:
+            proc.kill()
+            kills += 1
+        proc.wait()
+        print(f"  mariadb: {kills} kills, workload {'running' if workload.is_alive() else 'done'}", flush=True)
+        if time.monotonic() > deadline + 600:
+            break
+    workload.join(60)
+    if workload.error is not None:
+        print(f"  mariadb: workload failed: {workload.error}")
+        return False
+    done = subprocess.run(args + ["--until-caught-up"], capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        print(f"  mariadb: catch-up run failed: {done.stderr[-2000:]}")
+        return False
+    try:
+        landed = e2e.assert_bronze_equals_source(warehouse, conn, db)
+    except AssertionError as exc:
+        print(f"  mariadb: bronze differs from the source: {str(exc)[:2000]}")
+        return False
+    print(f"  mariadb: bronze equals the source ({landed:,} events compared)")
+    return True
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--minutes", type=float, default=10.0, help="workload and kill phase per source")
+    ap.add_argument("--only", choices=["postgresql", "mariadb"])
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    for var in ("LAKECDC_PG_DSN", "LAKECDC_MARIADB_URL"):
+        if var not in os.environ:
+            print(f"soak: {var} is not set; run through `make soak` (it starts the services)")
+            return 2
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="lakecdc_soak_") as tmp:
+        if args.only in (None, "postgresql"):
+            print(f"postgresql: {args.minutes:g} minutes")
+            (Path(tmp) / "pg").mkdir()
+            ok &= soak_postgres(args.minutes, args.seed, Path(tmp) / "pg")
+        if args.only in (None, "mariadb"):
+            print(f"mariadb: {args.minutes:g} minutes")
+            (Path(tmp) / "maria").mkdir()
+            ok &= soak_mariadb(args.minutes, args.seed, Path(tmp) / "maria")
+    print("soak: PASS" if ok else "soak: FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
