@@ -1,14 +1,16 @@
 """MariaDB connector benchmark (figures for the closing note; not a test).
 
-    .venv/bin/python bench/mariadb.py [--rows 1000000] [--stream-rows 200000] [--skip-bronze]
+    .venv/bin/python bench/mariadb.py [--rows 1000000] [--stream-rows 200000] [--skip-bronze] [--row-path]
 
 1. Snapshot of a ROWS-row, 8-column table: connector alone (rows/s) and connector + BronzeWriter into
-   Delta through the embedded engine (rows/s).
-2. Streaming of STREAM_ROWS row events (multi-row INSERTs and UPDATEs): connector alone and into bronze;
-   compared with a bare mysql-replication loop over the same binlog range (our overhead) and with
+   Delta through the embedded engine (rows/s). Tables with a primary key are read in columnar chunks
+   (ingest.connectors.mysql.snapshot_block); --row-path measures the row-by-row path instead.
+2. Streaming of STREAM_ROWS row events (multi-row INSERTs and UPDATEs): connector alone (fast row decoder,
+   then the generic row path) and into bronze; compared with a bare mysql-replication loop decoding the
+   rows of the same binlog range (the library's own decoding speed) and with
    `mariadb-binlog`/`mysqlbinlog` reading the same range to /dev/null (the decode limit).
 
-Uses database mysqlconn_bench on LAKECDC_MARIADB_URL (scripts/services.sh env).
+Uses database mysqlconn_bench (or $LAKECDC_BENCH_DB) on LAKECDC_MARIADB_URL (scripts/services.sh env).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ingest.connectors.base import BatchLimits, ResumeState  # noqa: E402
 from ingest.connectors.mysql import MySqlConnector  # noqa: E402
 from ingest.connectors.mysql.streaming import EVENTS, _Reader  # noqa: E402
 
-DB = "mysqlconn_bench"
+DB = os.environ.get("LAKECDC_BENCH_DB", "mysqlconn_bench")
 
 
 def params() -> dict:
@@ -42,11 +44,11 @@ def params() -> dict:
             "password": url.password or ""}
 
 
-def settings(p: dict, server_id: int) -> SourceSettings:
+def settings(p: dict, server_id: int, **extra) -> SourceSettings:
     return SourceSettings(name="bench", connector="mariadb", properties={
         "database.hostname": p["host"], "database.port": p["port"], "database.user": p["user"],
         "database.password": p["password"], "database.server.id": server_id, "topic.prefix": "bench",
-        "database.include.list": DB, "snapshot.chunk.size": 20_000})
+        "database.include.list": DB, "snapshot.chunk.size": 20_000, **extra})
 
 
 def prepare(conn, rows: int) -> None:
@@ -67,22 +69,31 @@ def drain(conn: MySqlConnector, resume: ResumeState, writer=None) -> tuple[int, 
     for batch in conn.batches(resume, BatchLimits(max_events=50_000, max_seconds=30)):
         if writer is not None:
             writer.write(batch)
-        count += len(batch.events)
-        if batch.events:
-            last = batch.events[-1]
+        count += batch.event_count
+        if batch.event_count:
+            last = last_event(batch)
         if batch.caught_up:
             break
     seconds = time.perf_counter() - began
     import json
 
-    state = ResumeState(last.seq, json.loads(last.position)) if last else resume
+    state = ResumeState(last[0], json.loads(last[1])) if last else resume
     return count, seconds, state
+
+
+def last_event(batch) -> tuple[str, str]:
+    """(seq, position) of the batch's last event; snapshot rows come in columnar blocks."""
+    if batch.blocks and (not batch.events or batch.blocks[-1].max_seq() > batch.events[-1].seq):
+        columns = batch.blocks[-1].columns
+        return columns.column("seq")[-1].as_py(), columns.column("position")[-1].as_py()
+    return batch.events[-1].seq, batch.events[-1].position
 
 
 def bare_loop(p: dict, file: str, pos: int, server_id: int) -> tuple[int, float]:
     began = time.perf_counter()
     reader = _Reader(connection_settings=dict(p), server_id=server_id, blocking=False, resume_stream=True,
-                     log_file=file, log_pos=pos, only_events=EVENTS, is_mariadb=True, enable_logging=False)
+                     log_file=file, log_pos=pos, only_events=EVENTS, is_mariadb=True, enable_logging=False,
+                     only_schemas=[DB])
     rows = 0
     for event in reader:
         if hasattr(event, "rows"):
@@ -108,13 +119,19 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--stream-rows", type=int, default=200_000)
     ap.add_argument("--skip-bronze", action="store_true")
+    ap.add_argument("--row-path", action="store_true", help="snapshot through the row path (no columnar blocks)")
     args = ap.parse_args()
+    if args.row_path:
+        from ingest.connectors.mysql.snapshot import Snapshotter
+
+        Snapshotter.columnar = False
     p = params()
     conn = pymysql.connect(**p, autocommit=True)
     prepare(conn, args.rows)
     print(f"table {DB}.t: {args.rows} rows, 8 columns")
 
-    c = MySqlConnector(settings(p, 410_001))
+    # initial_only: the snapshot alone (no catch-up on the shared server's binlog in the figure)
+    c = MySqlConnector(settings(p, 410_001, **{"snapshot.mode": "initial_only"}))
     n, secs, after_snapshot = drain(c, ResumeState())
     print(f"snapshot, connector only: {n} rows in {secs:.1f} s = {n / secs:,.0f} rows/s")
 
@@ -125,7 +142,7 @@ def main() -> None:
 
         engine = start_engine(EngineSettings(profile="local", warehouse=Path(tempfile.mkdtemp()) / "wh"), reuse=False)
         writer = BronzeWriter(engine.spark, engine.settings, "bench")
-        c = MySqlConnector(settings(p, 410_002))
+        c = MySqlConnector(settings(p, 410_002, **{"snapshot.mode": "initial_only"}))
         n, secs, after_snapshot = drain(c, ResumeState(), writer)
         print(f"snapshot into bronze:     {n} rows in {secs:.1f} s = {n / secs:,.0f} rows/s")
 
@@ -144,6 +161,14 @@ def main() -> None:
     n, secs, _ = drain(c, after_snapshot)
     print(f"streaming, connector only: {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
     connector_rate = n / secs
+    from ingest.connectors.mysql.streaming import Streamer
+
+    Streamer.fast_rows = False  # the generic row path (mysql-replication's decoding + codec.row), for comparison
+    c = MySqlConnector(settings(p, 410_006))
+    c.restore_schema_history([])
+    n, secs, _ = drain(c, after_snapshot)
+    Streamer.fast_rows = True
+    print(f"streaming, generic rows:   {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
     if writer is not None:
         c = MySqlConnector(settings(p, 410_004))
         n, secs, _ = drain(c, after_snapshot, writer)

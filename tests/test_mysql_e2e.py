@@ -58,10 +58,11 @@ def land(warehouse: Path, settings: SourceSettings, limits: BatchLimits, until_c
         try:
             for batch in connector.batches(resume, limits):
                 writer.write(batch)
-                landed += len(batch.events)
-                if journal is not None and batch.events:
-                    with journal.open("a") as out:
-                        out.write(("snapshot" if batch.events[-1].op == "r" else "stream") + "\n")
+                landed += batch.event_count
+                if journal is not None and batch.event_count:
+                    snapshot = bool(batch.blocks) or bool(batch.events and batch.events[-1].op == "r")
+                    with journal.open("a") as out:  # snapshot rows may come as columnar blocks
+                        out.write(("snapshot" if snapshot else "stream") + "\n")
                 if until_caught_up and batch.caught_up:
                     break
         finally:
@@ -141,8 +142,89 @@ def assert_bronze_equals_source(warehouse: Path, conn, db: str) -> int:
     return len(events)
 
 
+def history_latest(warehouse: Path, db: str) -> dict[str, dict]:
+    """The schema history built from bronze with the project's own code (what `lakecdc schema rebuild` runs:
+    ingest.schema.store.read_schema_changes + ingest.schema.history.build_history): the latest version of
+    each table of `db` still existing (a DROP as latest version removes the table)."""
+    from ingest.engine import start_engine
+    from ingest.schema.history import build_history
+    from ingest.schema.store import read_schema_changes
+
+    settings = EngineSettings(profile="local", warehouse=warehouse)
+    engine = start_engine(settings, reuse=False)
+    try:
+        records = read_schema_changes(engine.spark, settings, SOURCE)
+    finally:
+        engine.stop()
+    rows, rejects, _ = build_history(records, "mariadb", source=SOURCE)
+    assert not rejects, rejects
+    latest: dict[str, dict] = {}
+    for row in rows:
+        tid = row["table_id"]
+        if row["parse_status"] == "error" or not tid or row["database_name"] != db:
+            continue
+        order = (row["valid_from_seq"], row["statement_index"], row["version"])
+        if tid not in latest or order > latest[tid]["_order"]:
+            latest[tid] = {**row, "_order": order}
+    return {tid: row for tid, row in latest.items() if row["change_kind"] != "DROP"}
+
+
+def catalog_tables(conn, db: str) -> dict[str, dict]:
+    """information_schema's view of every base table of `db`: columns in order and the primary key."""
+    with conn.cursor(pymysql.cursors.DictCursor) as cur:
+        cur.execute("SELECT c.TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, "
+                    "CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, EXTRA "
+                    "FROM information_schema.COLUMNS c JOIN information_schema.TABLES t USING (TABLE_SCHEMA, "
+                    "TABLE_NAME) WHERE c.TABLE_SCHEMA = %s AND t.TABLE_TYPE = 'BASE TABLE' "
+                    "ORDER BY c.TABLE_NAME, ORDINAL_POSITION", (db,))
+        columns = cur.fetchall()
+        cur.execute("SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = %s "
+                    "AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY TABLE_NAME, ORDINAL_POSITION", (db,))
+        keys = cur.fetchall()
+    out: dict[str, dict] = {}
+    for c in columns:
+        out.setdefault(f"{db}.{c['TABLE_NAME']}", {"columns": [], "primary_key": []})["columns"].append(c)
+    for k in keys:
+        out[f"{db}.{k['TABLE_NAME']}"]["primary_key"].append(k["COLUMN_NAME"])
+    return out
+
+
+def history_vs_catalog(history: dict[str, dict], catalog: dict[str, dict]) -> list[str]:
+    """Differences between each table's latest history version and information_schema: table set, column names
+    and order, type (DATA_TYPE; length of character types; precision/scale of decimals), nullability, default
+    (normalized as in tests/schema_oracle.py), auto-increment and primary key."""
+    from tests.schema_oracle import norm_default
+
+    problems = [f"{t}: in history only" for t in sorted(set(history) - set(catalog))]
+    problems += [f"{t}: in information_schema only" for t in sorted(set(catalog) - set(history))]
+    for tid in sorted(set(history) & set(catalog)):
+        mine, theirs = json.loads(history[tid]["columns"]), catalog[tid]["columns"]
+        if [c["name"] for c in mine] != [c["COLUMN_NAME"] for c in theirs]:
+            problems.append(f"{tid}: columns {[c['name'] for c in mine]} != {[c['COLUMN_NAME'] for c in theirs]}")
+            continue
+        if json.loads(history[tid]["primary_key"]) != catalog[tid]["primary_key"]:
+            problems.append(f"{tid}: primary key {history[tid]['primary_key']} != {catalog[tid]['primary_key']}")
+        for h, s in zip(mine, theirs, strict=True):
+            numeric = s["NUMERIC_PRECISION"] is not None
+            want = {"type": s["DATA_TYPE"].upper(), "nullable": s["IS_NULLABLE"] == "YES",
+                    "default": norm_default(s["COLUMN_DEFAULT"], numeric),
+                    "auto_increment": "auto_increment" in s["EXTRA"]}
+            got = {"type": h["type_name"].split()[0].upper(), "nullable": h["nullable"],
+                   "default": norm_default(h["default"] if h["has_default"] else None, numeric),
+                   "auto_increment": h["auto_increment"]}
+            if s["DATA_TYPE"] in ("char", "varchar", "binary", "varbinary"):
+                want["length"], got["length"] = s["CHARACTER_MAXIMUM_LENGTH"], h["length"]
+            if s["DATA_TYPE"] == "decimal":
+                want["length"], got["length"] = s["NUMERIC_PRECISION"], h["length"]
+                want["scale"], got["scale"] = s["NUMERIC_SCALE"], h["scale"]
+            if got != want:
+                problems.append(f"{tid}.{h['name']}: history {got} != information_schema {want}")
+    return problems
+
+
 class Workload(threading.Thread):
-    """Concurrent DML plus DDL (ADD/DROP/MODIFY/CHANGE/RENAME COLUMN, RENAME TABLE, CREATE/DROP TABLE)."""
+    """Concurrent DML plus DDL (ADD/DROP/MODIFY/CHANGE/RENAME COLUMN, SET DEFAULT, RENAME TABLE, CREATE/DROP
+    TABLE)."""
 
     def __init__(self, params: dict, db: str, steps: int, seed: int = 7) -> None:
         super().__init__(daemon=True)
@@ -163,6 +245,12 @@ class Workload(threading.Thread):
                 "RENAME TABLE {db}.b TO {db}.b2",
                 "CREATE TABLE {db}.d (id INT NOT NULL, PRIMARY KEY (id))",
                 "DROP TABLE {db}.d",
+                # left in place at the end: defaults, NOT NULL, ENUM, unsigned, column order in the history check
+                "ALTER TABLE {db}.a ALTER COLUMN n SET DEFAULT 7",
+                "ALTER TABLE {db}.c ADD COLUMN tag ENUM('x','y') NOT NULL DEFAULT 'y' AFTER id",
+                "ALTER TABLE {db}.c MODIFY COLUMN v VARCHAR(30) NOT NULL DEFAULT 'z'",
+                "ALTER TABLE {db}.b2 ADD COLUMN cnt BIGINT UNSIGNED NOT NULL DEFAULT 3, "
+                "ADD COLUMN note CHAR(4) DEFAULT 'ab' FIRST",
             ]
             next_id = 100_000
             with conn.cursor() as cur:
@@ -218,6 +306,17 @@ def test_concurrent_dml_and_ddl_then_bronze_replay_equals_source(mariadb_params,
     land(warehouse, settings, BatchLimits(max_events=500, max_seconds=1))
     count = assert_bronze_equals_source(warehouse, conn, db)
     assert count > 2000
+    # the issue's acceptance: the schema history's latest version of each table matches information_schema
+    history = history_latest(warehouse, db)
+    assert set(history) == {f"{db}.a", f"{db}.b2", f"{db}.c"}
+    catalog = catalog_tables(conn, db)
+    assert history_vs_catalog(history, catalog) == []
+    # the comparison sees a different default, nullability or column order
+    catalog[f"{db}.c"]["columns"][1]["COLUMN_DEFAULT"] = "'x'"
+    catalog[f"{db}.a"]["columns"][1]["IS_NULLABLE"] = "NO"
+    catalog[f"{db}.b2"]["columns"].reverse()
+    assert [p.split(":")[0].split(" ")[0] for p in history_vs_catalog(history, catalog)] == [
+        f"{db}.a.v", f"{db}.b2", f"{db}.c.tag"]
     conn.close()
 
 

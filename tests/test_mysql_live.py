@@ -64,7 +64,7 @@ def drain(conn: MySqlConnector, resume: ResumeState | None = None, max_events: i
 
 
 def events(batches):
-    return [e for b in batches for e in b.events]
+    return [e for b in batches for e in b.all_events()]  # snapshot rows come in columnar blocks
 
 
 def changes(batches):
@@ -143,19 +143,20 @@ def test_snapshot_then_streaming_dml_and_ddl(mariadb_params, maria):
     assert {k: {c: v.get(c) for c in source[k]} for k, v in state.items()} == source
 
 
-def crash_loop(mariadb_params, db, history, resume, max_events):
+def crash_loop(mariadb_params, db, history, resume, max_events, **props):
     """Commit one batch, "crash" (drop the connector), resume from bronze's last event; until caught up."""
     landed = []
     for _ in range(500):
-        c = connector(mariadb_params, db)
+        c = connector(mariadb_params, db, **props)
         c.restore_schema_history(history)
         batch = next(iter(c.batches(resume, BatchLimits(max_events=max_events, max_seconds=5))))
         c.close()
-        landed.extend(batch.events)
+        got = batch.all_events()
+        landed.extend(got)
         history = history + [(x.seq, x.event) for x in batch.schema_changes]
-        if batch.events:
-            resume = ResumeState(batch.events[-1].seq, json.loads(batch.events[-1].position))
-        if batch.caught_up and not batch.events:
+        if got:
+            resume = ResumeState(got[-1].seq, json.loads(got[-1].position))
+        if batch.caught_up and not got:
             return landed
     raise AssertionError("did not catch up")
 
@@ -183,6 +184,34 @@ def test_resume_mid_transaction_is_exactly_once(mariadb_params, maria):
     resnap = crash_loop(mariadb_params, db, [], ResumeState(), 4)
     rows = [e for e in resnap if e.op == "r"]
     assert len(rows) == len({e.key for e in rows}) == len(source_rows(maria, f"{db}.r"))
+
+
+def test_resume_mid_transaction_keeps_transaction_metadata(mariadb_params, maria):
+    """A transaction split over batches, each followed by a crash: the BEGIN/END markers land once and the
+    transaction blocks number every event as an uninterrupted run does."""
+    db = "mysqlconn_resume_txn"
+    fresh_db(maria, db)
+    run_sql(maria, f"CREATE TABLE {db}.r (id INT NOT NULL, PRIMARY KEY (id))",
+            f"CREATE TABLE {db}.s (id INT NOT NULL, PRIMARY KEY (id))")
+    meta = {"provide.transaction.metadata": "true", "snapshot.mode": "no_data"}
+    base = drain(connector(mariadb_params, db, **meta))
+    history = [(c.seq, c.event) for c in changes(base)]
+    start = ResumeState(changes(base)[-1].seq, json.loads(changes(base)[-1].position))
+    run_sql(maria, "BEGIN", *[f"INSERT INTO {db}.{'rs'[i % 2]} VALUES ({i})" for i in range(9)], "COMMIT",
+            f"INSERT INTO {db}.r VALUES (100)")
+    c = connector(mariadb_params, db, **meta)
+    c.restore_schema_history(history)
+    reference = events(drain(c, start, max_events=1000))
+    landed = crash_loop(mariadb_params, db, history, start, 2, **meta)
+
+    def view(e):
+        value = json.loads(e.value)
+        return e.seq, e.op, e.table_id, value.get("transaction"), value.get("status"), value.get("event_count")
+
+    assert len(reference) == 2 + 9 + 2 + 1
+    assert [view(e) for e in landed] == [view(e) for e in reference]
+    orders = [json.loads(e.value)["transaction"]["total_order"] for e in landed if e.op == "c"]
+    assert orders == list(range(1, 10)) + [1]
 
 
 def _restored(mariadb_params, db, history):
@@ -273,11 +302,20 @@ def test_transaction_metadata_and_gtid_positions(mariadb_params, maria):
             f"INSERT INTO {db}.y VALUES (2)")
     c = connector(mariadb_params, db, **{"provide.transaction.metadata": "true"})
     c.restore_schema_history([(x.seq, x.event) for x in changes(first)])
-    got = events(drain(c, ResumeState(changes(first)[-1].seq, position)))
+    everything = sorted(events(drain(c, ResumeState(changes(first)[-1].seq, position))), key=lambda e: e.seq)
+    got = [e for e in everything if e.op is not None]
+    markers = [(e, json.loads(e.value)) for e in everything if e.table_id == "t.transaction"]
     blocks = [json.loads(e.value)["transaction"] for e in got]
     gtid = json.loads(got[0].value)["source"]["gtid"]
     assert [(b["id"], b["total_order"], b["data_collection_order"]) for b in blocks] == [
         (gtid, 1, 1), (gtid, 2, 2), (gtid, 3, 1), (blocks[3]["id"], 1, 1)]
     assert blocks[3]["id"] != gtid and got[0].txn_id == gtid
+    # BEGIN / END markers on <prefix>.transaction around each transaction's data events, in seq order
+    assert [e.op for e in everything] == [None, "c", "c", "c", None, None, "c", None]
+    assert [(v["status"], v["id"], v["event_count"]) for _, v in markers] == [
+        ("BEGIN", gtid, None), ("END", gtid, 3), ("BEGIN", blocks[3]["id"], None), ("END", blocks[3]["id"], 1)]
+    assert markers[1][1]["data_collections"] == [{"data_collection": f"{db}.x", "event_count": 2},
+                                                 {"data_collection": f"{db}.y", "event_count": 1}]
+    assert all(e.key == json.dumps({"id": v["id"]}, separators=(",", ":")) for e, v in markers)
     # the last event's transaction began after the first one committed: its position holds that GTID
     assert gtid in json.loads(got[-1].position)["gtids"].split(",")

@@ -3,7 +3,7 @@ per table version from an `ingest.schema.model.Table`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.connectors.mysql.filters import Filters
@@ -26,6 +26,7 @@ class TableCodec:
     key_columns: list[str]
     key_schema_json: str | None
     value_schema_json: str
+    model_columns: list[Any] = field(default_factory=list)  # schema-model Column of each captured column
 
     @property
     def table_id(self) -> str:
@@ -51,6 +52,7 @@ def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options:
     topic = f"{prefix}.{db}.{name}"
     fields: list[tuple[str, cs.Schema]] = []
     converters: list[Converter] = []
+    models: list[Any] = []
     by_name: dict[str, cs.Schema] = {}
     for column in table.columns:
         if not filters.column(db, name, column.name):
@@ -58,6 +60,7 @@ def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options:
         schema, convert = column_type(column, options)
         fields.append((column.name, schema))
         converters.append(convert)
+        models.append(column)
         by_name[column.name] = schema
     key_columns = [c for c in table.primary_key if c in by_name]
     key_schema = None
@@ -71,4 +74,4 @@ def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options:
     ], False, name=f"{topic}.Envelope", version=2)
     return TableCodec(db=db, table=name, topic=topic, columns=[f for f, _ in fields], converters=converters,
                       key_columns=key_columns, key_schema_json=dumps_str(key_schema) if key_schema else None,
-                      value_schema_json=dumps_str(envelope))
+                      value_schema_json=dumps_str(envelope), model_columns=models)

@@ -33,6 +33,7 @@ from ingest.errors import LakecdcError
 log = logging.getLogger(__name__)
 VERSION = "3.4.0.Final-lakecdc"
 SEQ_WIDTHS = (8, 10, 8)
+RECOVERY_INDEX = 0x80000000  # seq index of snapshot.mode=recovery records: after any DDL or truncate at that pos
 
 
 def make_seq(file_number: int, pos: int, index: int) -> str:
@@ -194,8 +195,7 @@ class MySqlConnector(SourceConnector):
                 yield from snap.run(limits, None, None)
                 start = snap.end_position
             elif mode == "recovery":
-                snap = Snapshotter(self, data=False)
-                yield from snap.run(limits, None, None)
+                yield from self._recover_schema_history(start)
             else:
                 self._restore_tables(resume.last_seq)
         if mode == "initial_only":
@@ -203,13 +203,60 @@ class MySqlConnector(SourceConnector):
         assert start is not None
         yield from Streamer(self, start, resume.last_seq).run(limits)
 
+    def _recover_schema_history(self, start: dict[str, Any]) -> Iterator[Batch]:
+        """snapshot.mode=recovery with a stored position: the table model and the schema history are rebuilt
+        from the current catalog (SHOW CREATE TABLE of every table of the captured databases); the history
+        handed back from bronze is not read. As Debezium records them at the stored offset, the schema change
+        events get the stored position and seqs <file, pos, RECOVERY_INDEX + n> where pos is the beginning of
+        the transaction to resume in: after every earlier record, before every event streamed next.
+        Like Debezium's, only correct when no DDL ran since the last event landed (not checked)."""
+        from ingest.connectors.mysql.snapshot import read_schemas
+
+        self.tracker.reset()
+        self.codecs.clear()
+        schemas = read_schemas(self, self.captured_databases())
+        if not self.config.include_schema_changes:
+            return
+        file, pos = str(start["file"]), int(start["pos"])
+        position = orjson.dumps({"file": file, "pos": pos, "gtids": start.get("gtids") or "",
+                                 "snapshot_completed": True}).decode()
+        ts = now_ms()
+        batch = Batch()
+        for ordinal, (db, table, ddl, table_changes) in enumerate(schemas):
+            seq = make_seq(server.binlog_file_number(file), pos, RECOVERY_INDEX + ordinal)
+            if seq in self.restored_seqs:
+                continue  # recovered at this very position before and landed: the same structure
+            source = self.source(ts_ms=ts, db=db, table=table, file=file, pos=pos, snapshot=True)
+            batch.schema_changes.append(self.schema_change(db=db, ddl=ddl, table_changes=table_changes,
+                                                           source=source, seq=seq, position=position))
+        log.warning("%s: snapshot.mode=recovery: schema history rebuilt from the current catalog (%d tables)",
+                    self.source_name, len(schemas))
+        if batch.schema_changes:
+            yield batch
+
     def _restore_tables(self, last_seq: str | None) -> None:
-        """Rebuild the table model from the restored schema history; without one, from the live catalog."""
-        changes = [event for seq, event in self._restored if last_seq is None or seq <= last_seq]
-        if changes:
-            for event in changes:
-                self.tracker.apply_event(orjson.loads(event))
-        elif not self.tracker.tables:
+        """Rebuild the table model from the restored schema history; without one, from the live catalog.
+        Records after the resume seq are left out when streaming re-reads their DDL from the binlog; snapshot
+        and recovery records (source.snapshot set) are never re-read, so they always count. A recovery set
+        describes every table: records before the last one landed are not read (they may be unreadable)."""
+        recoveries = [seq for seq, _ in self._restored
+                      if int(seq[-8:], 16) >= RECOVERY_INDEX and (last_seq is None or seq <= last_seq)]
+        floor = max(recoveries)[:-8] + f"{RECOVERY_INDEX:08x}" if recoveries else ""
+        changes = []
+        for seq, text in self._restored:
+            if seq < floor:
+                continue
+            try:
+                event = orjson.loads(text)
+                if last_seq is None or seq <= last_seq or (event.get("source") or {}).get("snapshot") not in (
+                        None, False, "false"):
+                    self.tracker.apply_event(event)
+                    changes.append(seq)
+            except (ValueError, KeyError, TypeError, AttributeError, LakecdcError) as exc:
+                raise LakecdcError(f"{self.source_name}: schema history record {seq} (S_schema_changes) is "
+                                   f"unreadable ({type(exc).__name__}: {str(exc)[:200]}); restart once with "
+                                   "snapshot.mode=recovery to rebuild the history from the current catalog") from None
+        if not changes and not self.tracker.tables:
             log.warning("%s: no schema history given; reading table structures from the live catalog",
                         self.source_name)
             from ingest.connectors.mysql.snapshot import read_schemas

@@ -1,7 +1,8 @@
 """The consistent snapshot (seed 004 section 1.4): global read lock (or table locks where the global lock
 is refused), REPEATABLE READ consistent-snapshot transaction, binlog position + GTID set, SHOW CREATE TABLE
 of every table of the captured databases emitted as schema change events, lock released, rows read in
-primary-key chunks.
+primary-key chunks: in columnar form for tables with a primary key (snapshot_block.py: the server formats
+each chunk, Arrow builds the events as a BronzeEventBlock), row by row otherwise.
 
 Resuming an interrupted snapshot takes a new consistent read view but keeps the original position P: rows
 of later chunks then reflect a newer state, and streaming from P replays every change made since P on top
@@ -11,17 +12,21 @@ of them, so replaying bronze in seq order still converges to the source (see doc
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import decimal
 import logging
+import queue
+import threading
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
+import pyarrow as pa
 import pymysql
 
+from ingest.bronze.contract import BronzeEvent, BronzeEventBlock
 from ingest.connectors.base import Batch, BatchLimits
 from ingest.connectors.mysql import server
+from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param
 from ingest.errors import LakecdcError
 from ingest.sqlutil import quote_ident
 
@@ -32,16 +37,8 @@ log = logging.getLogger(__name__)
 ER_ACCESS_DENIED = (1045, 1227, 1044)
 
 
-def _key_json(value: Any) -> Any:
-    if isinstance(value, bytes | bytearray):
-        return {"hex": bytes(value).hex()}
-    if isinstance(value, decimal.Decimal | dt.date | dt.datetime | dt.timedelta):
-        return str(value)
-    return value
-
-
-def _key_param(value: Any) -> Any:
-    return bytes.fromhex(value["hex"]) if isinstance(value, dict) else value
+_key_json = key_json
+_key_param = key_param
 
 
 def list_tables(query: server.Query, databases: list[str]) -> list[tuple[str, str]]:
@@ -69,6 +66,8 @@ def read_schemas(connector: MySqlConnector, databases: list[str]) -> list[tuple[
 
 
 class Snapshotter:
+    columnar = True  # read tables with a primary key in columnar chunks (False: the row path, for comparisons)
+
     def __init__(self, connector: MySqlConnector, data: bool) -> None:
         self.connector = connector
         self.data = data
@@ -127,7 +126,8 @@ class Snapshotter:
             # Schema changes travel with the first rows: one commit, so a crash cannot land them twice.
             first = Batch(schema_changes=schema_changes)
             if self.data:
-                yield from self._scan(conn, pos, captured, resume, ordinal, limits, first)
+                scan = self._scan(conn, pos, captured, resume, ordinal, limits, first)
+                yield from (produce_ahead(scan) if self.columnar else scan)
             elif schema_changes:
                 yield first
             query("COMMIT")
@@ -162,7 +162,8 @@ class Snapshotter:
         done: list[str] = list((resume or {}).get("done", []))
         resume_table = (resume or {}).get("table")
         resume_key = (resume or {}).get("key")
-        started = c_ms()
+        out = _Batches(limits, batch, c.stats)
+        chunk_size = c.config.chunk_size
         for db, table in captured:
             table_id = f"{db}.{table}"
             if table_id in done or not c.config.filters.snapshot_table(db, table):
@@ -179,45 +180,185 @@ class Snapshotter:
             pk_index = [all_columns.index(k) for k in pk]
             captured_index = [all_columns.index(n) for n in codec.columns]
             seq_prefix = _seq(pos, 0)[:-8]
-            while True:
-                sql, params = select, []
-                if pk:
-                    if after_key is not None:
-                        sql += (f" WHERE ({', '.join(quote_ident(k) for k in pk)}) > "
-                                f"({', '.join(['%s'] * len(pk))})")
-                        params = list(after_key)
-                    sql += f" ORDER BY {', '.join(quote_ident(k) for k in pk)} LIMIT {c.config.chunk_size}"
-                with conn.cursor() as cur:
-                    cur.execute(sql, params)
-                    rows = cur.fetchall()
-                ts = c_ms()
-                source = c.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos, snapshot=True)
-                for values in rows:
-                    # close a full batch before adding a row, so the last batch always holds the last row
-                    if batch.events and (len(batch.events) >= limits.max_events
-                                         or c_ms() - started >= limits.max_seconds * 1000):
-                        c.stats["snapshot_rows"] += len(batch.events)
-                        yield batch
-                        batch, started = Batch(), c_ms()
-                    after = codec.row_from_tuple(values, captured_index)
-                    key_values = [_key_json(values[i]) for i in pk_index]
-                    position = self._position(pos, table=table_id, key=key_values, ordinal=ordinal, done=done)
-                    batch.events.append(c.data_event(codec, "r", None, after, source, f"{seq_prefix}{ordinal:08x}",
-                                                     position))
-                    ordinal += 1
-                if not pk or len(rows) < c.config.chunk_size:
-                    break
-                after_key = [values for values in (rows[-1][i] for i in pk_index)]
+            # Tables with a primary key are read in columnar chunks (snapshot_block); without one, row by row.
+            reader = ChunkReader(conn, codec, tbl, c.options) if pk and self.columnar else None
+            position_head = self._position(pos, table=table_id)[:-1] + ',"key":['
+            position_tail = ',"done":' + orjson.dumps(done).decode() + "}"
+            limit = chunk_size
+            # The next chunk is fetched (the server formats it) while this one is converted and landed.
+            future = reader.submit(after_key, limit) if reader is not None else None
+            try:
+                while True:
+                    asked = limit
+                    chunk = None
+                    if future is not None:
+                        chunk, future = future.result(), None
+                        if chunk is None and limit > 1:
+                            limit //= 2  # the chunk's text did not come back whole: fewer rows per query
+                            future = reader.submit(after_key, limit)  # type: ignore[union-attr]
+                            continue
+                    if chunk is not None:
+                        assert reader is not None
+                        n = chunk.num_rows
+                        next_key = reader.last_key(chunk) if n else after_key
+                        if n >= asked:
+                            future = reader.submit(next_key, min(chunk_size, limit * 2))
+                        ts = c_ms()
+                        source = c.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos, snapshot=True)
+                        envelope = Envelope(orjson.dumps(source).decode(), ts, position_head, position_tail)
+                        try:
+                            columns = reader.events(chunk, envelope, seq_prefix, ordinal, time.time_ns()) if n else None
+                        except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+                            # a value Arrow cannot convert: the row path reads this chunk (and converts it, or
+                            # fails on it, exactly as it always did)
+                            log.info("%s: %s: chunk read by the row path (%s)", c.source_name, table_id, exc)
+                            if future is not None:
+                                future.result()
+                                future = None
+                            chunk = None
+                        else:
+                            limit = min(chunk_size, limit * 2)
+                            if columns is not None:
+                                yield from out.add_block(BronzeEventBlock(
+                                    columns, codec.key_schema_json if codec.key_columns else None,
+                                    codec.value_schema_json))
+                                ordinal += n
+                                after_key = next_key
+                    if chunk is None:
+                        sql, params = select, []
+                        if pk:
+                            if after_key is not None:
+                                sql += (f" WHERE ({', '.join(quote_ident(k) for k in pk)}) > "
+                                        f"({', '.join(['%s'] * len(pk))})")
+                                params = list(after_key)
+                            sql += f" ORDER BY {', '.join(quote_ident(k) for k in pk)} LIMIT {asked}"
+                        with conn.cursor() as cur:
+                            cur.execute(sql, params)
+                            rows = cur.fetchall()
+                        n = len(rows)
+                        ts = c_ms()
+                        source = c.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos, snapshot=True)
+                        for values in rows:
+                            yield from out.before_rows()
+                            after = codec.row_from_tuple(values, captured_index)
+                            key_values = [_key_json(values[i]) for i in pk_index]
+                            position = self._position(pos, table=table_id, key=key_values, ordinal=ordinal,
+                                                      done=done)
+                            out.add_event(c.data_event(codec, "r", None, after, source,
+                                                       f"{seq_prefix}{ordinal:08x}", position))
+                            ordinal += 1
+                        if rows:
+                            after_key = [rows[-1][i] for i in pk_index]
+                        if reader is not None and n >= asked:
+                            future = reader.submit(after_key, limit)
+                    if not pk or n < asked:
+                        break
+            finally:
+                if reader is not None:
+                    reader.close()  # waits for a fetch still running: the connection is used next
             done = done + [table_id]
+        yield from out.finish()
+
+
+def produce_ahead(items: Iterator[Batch]) -> Iterator[Batch]:
+    """The items of `items`, produced on a thread one item ahead: the next batch is read and converted while
+    the consumer lands this one. Errors are re-raised here; closing this generator stops the producer and
+    closes `items` (on the producer's thread) before returning."""
+    slots: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(kind: str, value: Any) -> bool:
+        while not stop.is_set():
+            try:
+                slots.put((kind, value), timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put("item", item):
+                    break
+            else:
+                put("done", None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            put("error", exc)
+        finally:
+            items.close()  # type: ignore[attr-defined]
+
+    worker = threading.Thread(target=produce, name="lakecdc-snapshot-ahead", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = slots.get()
+            if kind == "done":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        worker.join()
+
+
+class _Batches:
+    """Fills batches up to the limits. A batch closes before rows are added to a full (or old) one, so the
+    last batch always holds the last row; that row's position says the snapshot completed."""
+
+    def __init__(self, limits: BatchLimits, first: Batch, stats: dict[str, int]) -> None:
+        self.limits = limits
+        self.batch = first
+        self.stats = stats
+        self.started = c_ms()
+        self.last_in_block = False
+
+    def before_rows(self) -> Iterator[Batch]:
+        count = self.batch.event_count
+        if count and (count >= self.limits.max_events or c_ms() - self.started >= self.limits.max_seconds * 1000):
+            self.stats["snapshot_rows"] += count
+            yield self.batch
+            self.batch, self.started = Batch(), c_ms()
+
+    def add_event(self, event: BronzeEvent) -> None:
+        self.batch.events.append(event)
+        self.last_in_block = False
+
+    def add_block(self, block: BronzeEventBlock) -> Iterator[Batch]:
+        rest = block.columns
+        while rest.num_rows:
+            yield from self.before_rows()
+            room = max(1, self.limits.max_events - self.batch.event_count)
+            piece, rest = rest.slice(0, room), rest.slice(room)
+            self.batch.blocks.append(BronzeEventBlock(piece, block.key_schema, block.value_schema))
+            self.last_in_block = True
+
+    def finish(self) -> Iterator[Batch]:
         # The snapshot's last event says the snapshot completed, so a restart after it goes straight to streaming.
-        if batch.events:
-            last_event = batch.events[-1]
-            body = orjson.loads(last_event.position or "{}")
-            body["snapshot_completed"] = True
-            batch.events[-1] = dataclasses.replace(last_event, position=orjson.dumps(body).decode())
-            c.stats["snapshot_rows"] += len(batch.events)
+        batch = self.batch
+        if batch.event_count:
+            if self.last_in_block:
+                block = batch.blocks[-1]
+                positions = block.columns.column("position")
+                last = _completed(positions[-1].as_py())
+                patched = pa.concat_arrays([*positions.slice(0, len(positions) - 1).chunks,
+                                            pa.array([last], pa.string())])
+                index = block.columns.schema.get_field_index("position")
+                batch.blocks[-1] = BronzeEventBlock(block.columns.set_column(index, "position", patched),
+                                                    block.key_schema, block.value_schema)
+            else:
+                last_event = batch.events[-1]
+                batch.events[-1] = dataclasses.replace(last_event, position=_completed(last_event.position))
+            self.stats["snapshot_rows"] += batch.event_count
         if len(batch):
             yield batch
+
+
+def _completed(position: str | None) -> str:
+    body = orjson.loads(position or "{}")
+    body["snapshot_completed"] = True
+    return orjson.dumps(body).decode()
 
 
 def _seq(pos: server.BinlogPosition, ordinal: int) -> str:
@@ -227,6 +368,4 @@ def _seq(pos: server.BinlogPosition, ordinal: int) -> str:
 
 
 def c_ms() -> int:
-    import time
-
     return time.time_ns() // 1_000_000

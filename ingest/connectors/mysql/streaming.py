@@ -30,11 +30,15 @@ from pymysqlreplication.event import (
 )
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from ingest.bronze.contract import BronzeReject
+from ingest.bronze.contract import BronzeEvent, BronzeReject
 from ingest.connectors.base import Batch, BatchLimits
+from ingest.connectors.mysql import tablemap_cache
 from ingest.connectors.mysql.gtid import gtid_set
+from ingest.connectors.mysql.rowdecode import PlanCache
 from ingest.connectors.mysql.server import binlog_file_number
 from ingest.errors import LakecdcError
+from ingest.events.envelope import TransactionEvent, TransactionTracker
+from ingest.events.json_converter import canonical_schema_json, dumps_str
 
 if TYPE_CHECKING:
     from ingest.connectors.mysql.codec import TableCodec
@@ -68,8 +72,11 @@ class _Reader(BinLogStreamReader):
 
 
 class Streamer:
+    fast_rows = True  # decode row images with ingest.connectors.mysql.rowdecode (False: mysql-replication's rows)
+
     def __init__(self, connector: MySqlConnector, start: dict[str, Any], last_seq: str | None) -> None:
         self.c = connector
+        self._plans = PlanCache(connector.options)
         self.file = str(start["file"])
         self.txn_pos = int(start["pos"])
         self.gtids = gtid_set(connector.flavor, start.get("gtids") or "")
@@ -78,9 +85,12 @@ class Streamer:
 
     def _reset_txn(self) -> None:
         self.txn_gtid: str | None = None
+        self.txn_begin_end = 0   # end position of the GTID (or BEGIN) event: the seq of the BEGIN marker
+        self.txn_ts_ms = 0
         self.query: str | None = None
-        self.total_order = 0
-        self.collection_order: dict[str, int] = {}
+        # provide.transaction.metadata: opened by the transaction's first captured data event (as Debezium's
+        # TransactionMonitor does), so transactions without captured changes get no BEGIN/END
+        self.tracker: TransactionTracker | None = None
         self._position: str | None = None
 
     def position(self) -> str:
@@ -90,6 +100,7 @@ class Streamer:
         return self._position
 
     def _reader(self) -> _Reader:
+        tablemap_cache.install()
         cfg = self.c.config
         settings = {k: v for k, v in cfg.connect_kwargs().items() if k != "charset"}
         return _Reader(connection_settings=settings, server_id=cfg.server_id, blocking=False, resume_stream=True,
@@ -107,12 +118,13 @@ class Streamer:
             try:
                 for event in reader:
                     got_any = True
+                    failures = 0  # progress: only consecutive failed reconnects count towards the limit
                     self._handle(event, batch)
                     if len(batch) >= limits.max_events or time.monotonic() - started >= limits.max_seconds:
                         yield batch
                         batch, started = Batch(), time.monotonic()
                 failures = 0
-            except pymysql.err.OperationalError as exc:
+            except (pymysql.err.OperationalError, pymysql.err.InterfaceError) as exc:  # lost, refused, closed
                 failures += 1
                 self.c.stats["reconnects"] += 1
                 if failures > self.c.config.reconnect_max_attempts:
@@ -147,8 +159,9 @@ class Streamer:
             self._reset_txn()
             self.txn_pos = start
             self.txn_gtid = event.gtid
+            self.txn_begin_end, self.txn_ts_ms = end, int(event.timestamp) * 1000
         elif isinstance(event, XidEvent):
-            self._commit(end)
+            self._commit(end, batch, int(event.timestamp) * 1000)
         elif isinstance(event, MariadbAnnotateRowsEvent):
             self.query = event.sql_statement.decode("utf-8", "replace")
         elif isinstance(event, RowsQueryLogEvent):
@@ -159,20 +172,36 @@ class Streamer:
             if upper.startswith("BEGIN"):
                 if self.txn_gtid is None:
                     self.txn_pos = start
+                    self.txn_begin_end, self.txn_ts_ms = end, int(event.timestamp) * 1000
                     self._position = None
             elif upper.startswith(("COMMIT", "ROLLBACK")):
-                self._commit(end)
+                self._commit(end, batch, int(event.timestamp) * 1000)
             elif not upper.startswith(_TXN_WORDS):
                 self._ddl(event, text, start, end, batch)
-                self._commit(end)
+                self._commit(end, batch)
         else:
             self._rows(event, end, batch)
 
-    def _commit(self, end: int) -> None:
+    def _commit(self, end: int, batch: Batch, ts_ms: int | None = None) -> None:
+        tracker = self.tracker
         if self.txn_gtid:
             self.gtids.add(self.txn_gtid)
         self._reset_txn()
         self.txn_pos = end
+        if tracker is not None:  # END after the commit: its position resumes after the transaction
+            self._transaction_event(batch, tracker.end(ts_ms), self._seq(end, 0))
+
+    def _transaction_event(self, batch: Batch, event: TransactionEvent, seq: str) -> None:
+        """A BEGIN or END marker on the <prefix>.transaction topic (op NULL, table_id = the topic)."""
+        if not self._emit_ok(seq):
+            return  # landed before a reconnect or restart
+        value = event.value()
+        batch.events.append(BronzeEvent(
+            topic=event.topic, table_id=event.topic, op=None, seq=seq, key=dumps_str(event.key),
+            value=dumps_str(value), key_schema=canonical_schema_json(event.key_schema),
+            value_schema=canonical_schema_json(event.value_schema), ts_ms=value.get("ts_ms"),
+            source_ts_ms=event.ts_ms, txn_id=event.id, snapshot="false", position=self.position()))
+        self.last_seq = seq
 
     def _emit_ok(self, seq: str) -> bool:
         return self.last_seq is None or seq > self.last_seq
@@ -240,50 +269,69 @@ class Streamer:
             if c.config.inconsistent_schema_mode == "warn":
                 log.warning("%s: skipping %s", c.source_name, message)
             return
+        pairs = None
+        if self.fast_rows:
+            plan = self._plans.plan_for(event, codec)
+            if plan is not None:
+                pairs = plan.decode(event)
+        if pairs is None:
+            pairs = _generic_pairs(event, codec)
         skipped = c.config.skipped_operations
-        ts_ms = int(event.timestamp) * 1000
+        op = "c" if isinstance(event, WriteRowsEvent) else "d" if isinstance(event, DeleteRowsEvent) else "u"
         query = self.query if c.config.include_query else None
-        for row_index, row in enumerate(event.rows):
+        # Every row of the event shares the source block but its `row`, and the seq prefix (file number, end).
+        template = c.source(ts_ms=int(event.timestamp) * 1000, db=db, table=table, file=self.file, pos=self.txn_pos,
+                            row=0, server_id=event.packet.server_id, gtid=self.txn_gtid, query=query)
+        prefix = self._seq(end, 0)[:-8]
+        key_of = codec.key if codec.key_columns else None
+        # Rows handed out before (a resumed or re-read transaction) still go through _emit, which counts
+        # them for the transaction block's total_order / data_collection_order before it skips them.
+        for row_index, (before, after) in enumerate(pairs):
             base = row_index * 4
-            if self.last_seq is not None and self._seq(end, base + 3) <= self.last_seq:
-                continue
-            source = c.source(ts_ms=ts_ms, db=db, table=table, file=self.file, pos=self.txn_pos, row=row_index,
-                              server_id=event.packet.server_id, gtid=self.txn_gtid, query=query)
-            if isinstance(event, WriteRowsEvent):
+            source = template.copy()
+            source["row"] = row_index
+            if op == "c":
                 if "c" not in skipped:
-                    self._emit(batch, codec, "c", None, codec.row(row["values"]), source, end, base)
-            elif isinstance(event, DeleteRowsEvent):
+                    self._emit(batch, codec, "c", None, after, source, f"{prefix}{base:08x}")
+            elif op == "d":
                 if "d" not in skipped:
-                    before = codec.row(row["values"])
-                    self._emit(batch, codec, "d", before, None, source, end, base)
-                    if c.config.tombstones_on_delete and codec.key_columns:
-                        self._emit(batch, codec, None, None, None, source, end, base + 1, key_row=before)
-            else:
-                before, after = codec.row(row["before_values"]), codec.row(row["after_values"])
-                if codec.key_columns and codec.key(before) != codec.key(after):
-                    # Primary-key change: delete (old key) + tombstone + create (new key), as Debezium does.
-                    if "d" not in skipped:
-                        self._emit(batch, codec, "d", before, None, source, end, base)
-                        if c.config.tombstones_on_delete:
-                            self._emit(batch, codec, None, None, None, source, end, base + 1, key_row=before)
-                    if "c" not in skipped:
-                        self._emit(batch, codec, "c", None, after, source, end, base + 2)
-                elif "u" not in skipped:
-                    self._emit(batch, codec, "u", before, after, source, end, base)
-        c.stats["stream_events"] += len(event.rows)
+                    self._emit(batch, codec, "d", before, None, source, f"{prefix}{base:08x}")
+                    if c.config.tombstones_on_delete and key_of is not None:
+                        self._emit(batch, codec, None, None, None, source, f"{prefix}{base + 1:08x}", key_row=before)
+            elif key_of is not None and key_of(before) != key_of(after):
+                # Primary-key change: delete (old key) + tombstone + create (new key), as Debezium does.
+                if "d" not in skipped:
+                    self._emit(batch, codec, "d", before, None, source, f"{prefix}{base:08x}")
+                    if c.config.tombstones_on_delete:
+                        self._emit(batch, codec, None, None, None, source, f"{prefix}{base + 1:08x}", key_row=before)
+                if "c" not in skipped:
+                    self._emit(batch, codec, "c", None, after, source, f"{prefix}{base + 2:08x}")
+            elif "u" not in skipped:
+                self._emit(batch, codec, "u", before, after, source, f"{prefix}{base:08x}")
+        c.stats["stream_events"] += len(pairs)
 
     def _emit(self, batch: Batch, codec: TableCodec, op: str | None, before: dict | None, after: dict | None,
-              source: dict[str, Any], end: int, index: int, key_row: dict | None = None) -> None:
-        seq = self._seq(end, index)
-        if not self._emit_ok(seq):
-            return
+              source: dict[str, Any], seq: str, key_row: dict | None = None) -> None:
         txn = None
         if self.c.config.provide_transaction_metadata and op is not None:
-            self.total_order += 1
-            order = self.collection_order.get(codec.table_id, 0) + 1
-            self.collection_order[codec.table_id] = order
-            txn_id = self.txn_gtid or f"file={self.file},pos={self.txn_pos}"
-            txn = {"id": txn_id, "total_order": self.total_order, "data_collection_order": order}
+            if self.tracker is None:
+                self.tracker = TransactionTracker(self.c.flavor, self.c.config.topic_prefix)
+                begin = self.tracker.begin(self.txn_gtid or f"file={self.file},pos={self.txn_pos}",
+                                           self.txn_ts_ms or source["ts_ms"])
+                self._transaction_event(batch, begin, self._seq(self.txn_begin_end or self.txn_pos, 0))
+            # counted before the skip below, so a re-read transaction numbers its events as the first read did
+            txn = self.tracker.block(codec.table_id)
+        if self.last_seq is not None and seq <= self.last_seq:
+            return
         batch.events.append(self.c.data_event(codec, op, before, after, source, seq, self.position(), txn,
                                               key_row=key_row))
         self.last_seq = seq  # a reconnect re-reads the transaction and must not emit it twice
+
+
+def _generic_pairs(event: Any, codec: TableCodec) -> list[tuple[dict | None, dict | None]]:
+    """(before, after) payloads through mysql-replication's row decoding and codec.row (any column type)."""
+    if isinstance(event, WriteRowsEvent):
+        return [(None, codec.row(row["values"])) for row in event.rows]
+    if isinstance(event, DeleteRowsEvent):
+        return [(codec.row(row["values"]), None) for row in event.rows]
+    return [(codec.row(row["before_values"]), codec.row(row["after_values"])) for row in event.rows]

@@ -74,9 +74,12 @@ def _binary_converter(mode: str) -> Converter:
     return lambda v: _bytes_json(to_bytes(v))
 
 
+_EXACT = decimal.Context(prec=200)  # DECIMAL has up to 65 digits: the default 28-digit context would round them
+
+
 def _decimal_bytes(value: decimal.Decimal, scale: int) -> str:
     """Connect Decimal: the unscaled value as big-endian two's complement, base64 in JSON."""
-    unscaled = int(value.scaleb(scale).to_integral_value(rounding=decimal.ROUND_HALF_UP))
+    unscaled = int(value.scaleb(scale, _EXACT).to_integral_value(rounding=decimal.ROUND_HALF_UP, context=_EXACT))
     length = max(1, (unscaled.bit_length() + 8) // 8)
     return _bytes_json(unscaled.to_bytes(length, "big", signed=True))
 
