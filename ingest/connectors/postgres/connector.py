@@ -66,6 +66,7 @@ class _Txn:
     last_lsn: int = 0
     index: int = 0
     tracker: ev.TransactionTracker | None = None
+    position: str | None = None  # the position JSON of its events (constant within the transaction)
 
 
 @dataclass
@@ -508,8 +509,9 @@ class PostgresConnector(SourceConnector):
             return
         if txn.tracker is not None and event.op is not None:
             event.transaction = txn.tracker.block(event.table.table_id)
-        pending.events.append(change_to_bronze(event, seq=seq, position=self._position(txn.commit_lsn),
-                                               txn_id=str(txn.xid)))
+        if txn.position is None:
+            txn.position = self._position(txn.commit_lsn)
+        pending.events.append(change_to_bronze(event, seq=seq, position=txn.position, txn_id=str(txn.xid)))
 
     def _on_change(self, msg: Any, txn: _Txn, lsn: int, pending: _Pending) -> None:
         props = self.props

@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 _PG_EPOCH_UNIX_US = 946_684_800_000_000
@@ -45,15 +46,13 @@ def str_to_lsn(text: str) -> int:
     return (int(high, 16) << 32) | int(low, 16)
 
 
-@dataclass(frozen=True)
-class Begin:
+class Begin(NamedTuple):  # a tuple: built once per message, cheaply
     final_lsn: int       # LSN of the commit record
     commit_ts_us: int    # unix microseconds
     xid: int
 
 
-@dataclass(frozen=True)
-class Commit:
+class Commit(NamedTuple):  # a tuple: built once per message, cheaply
     flags: int
     commit_lsn: int
     end_lsn: int
@@ -93,22 +92,19 @@ class TypeMessage:
 Tuple = list  # list[None | _UnchangedToast | bytes]
 
 
-@dataclass(frozen=True)
-class Insert:
+class Insert(NamedTuple):  # a tuple: built once per message, cheaply
     relid: int
     new: Tuple
 
 
-@dataclass(frozen=True)
-class Update:
+class Update(NamedTuple):  # a tuple: built once per message, cheaply
     relid: int
     old_kind: str | None  # 'K' key columns only, 'O' whole old row, None no old tuple
     old: Tuple | None
     new: Tuple
 
 
-@dataclass(frozen=True)
-class Delete:
+class Delete(NamedTuple):  # a tuple: built once per message, cheaply
     relid: int
     old_kind: str
     old: Tuple
@@ -183,23 +179,27 @@ class _Reader:
         return value
 
     def tuple_data(self) -> list:
-        count = self.int16()
+        # locals instead of attribute updates: this loop runs for every column of every change
+        buf, pos = self.buf, self.pos
+        count = _I16.unpack_from(buf, pos)[0]
+        pos += 2
         values: list = []
-        buf = self.buf
+        append, unpack_length = values.append, _I32.unpack_from
         for _ in range(count):
-            kind = buf[self.pos]
-            self.pos += 1
+            kind = buf[pos]
+            pos += 1
             if kind == 0x74 or kind == 0x62:  # 't' text, 'b' binary (never requested)
-                length = _I32.unpack_from(buf, self.pos)[0]
-                self.pos += 4
-                values.append(buf[self.pos:self.pos + length])
-                self.pos += length
+                length = unpack_length(buf, pos)[0]
+                pos += 4
+                append(buf[pos:pos + length])
+                pos += length
             elif kind == 0x6E:  # 'n'
-                values.append(None)
+                append(None)
             elif kind == 0x75:  # 'u'
-                values.append(UNCHANGED_TOAST)
+                append(UNCHANGED_TOAST)
             else:
                 raise DecodeError(f"unknown tuple column kind {chr(kind)!r}")
+        self.pos = pos
         return values
 
 
@@ -209,6 +209,12 @@ def decode(buf: bytes) -> Message:
         raise DecodeError("empty message")
     kind = chr(buf[0])
     try:
+        if kind == "B":  # Begin and Commit: fixed layouts, decoded without a reader (two of every three messages)
+            final_lsn, ts, xid = _BEGIN.unpack_from(buf, 1)
+            return Begin(final_lsn, ts + _PG_EPOCH_UNIX_US, xid)
+        if kind == "C":
+            flags, lsn, end_lsn, ts = _COMMIT.unpack_from(buf, 1)
+            return Commit(flags, lsn, end_lsn, ts + _PG_EPOCH_UNIX_US)
         return _DECODERS[kind](_Reader(buf))
     except KeyError:
         raise DecodeError(f"unknown pgoutput message type {kind!r}") from None
