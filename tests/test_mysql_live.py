@@ -291,6 +291,22 @@ def test_table_locks_when_the_global_read_lock_is_refused(mariadb_params, maria)
     assert [c.ddl.startswith("CREATE TABLE `k`") for c in changes(got)] == [True]
 
 
+def test_locking_mode_none_takes_no_lock(mariadb_params, maria):
+    """snapshot.locking.mode=none: no global read lock and no table locks (a user with neither RELOAD nor LOCK
+    TABLES can snapshot); the default mode refuses that user with one clear error."""
+    db = "mysqlconn_nolock"
+    fresh_db(maria, db)
+    run_sql(maria, f"CREATE TABLE {db}.k (id INT NOT NULL, PRIMARY KEY (id))", f"INSERT INTO {db}.k VALUES (1), (2)",
+            "DROP USER IF EXISTS 'mysqlconn_nolock'@'%'", "CREATE USER 'mysqlconn_nolock'@'%' IDENTIFIED BY 'pw'",
+            "GRANT SELECT, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'mysqlconn_nolock'@'%'")
+    limited = {**mariadb_params, "user": "mysqlconn_nolock", "password": "pw"}
+    with pytest.raises(LakecdcError, match=r"needs the global read lock \(RELOAD privilege\) or LOCK TABLES"):
+        drain(connector(limited, db))
+    got = drain(connector(limited, db, **{"snapshot.locking.mode": "none"}))
+    assert [json.loads(e.key)["id"] for e in events(got)] == [1, 2]
+    assert [c.ddl.startswith("CREATE TABLE `k`") for c in changes(got)] == [True]
+
+
 def test_transaction_metadata_and_gtid_positions(mariadb_params, maria):
     db = "mysqlconn_txn"
     fresh_db(maria, db)

@@ -93,8 +93,17 @@ class Snapshotter:
                         raise LakecdcError(f"{c.source_name}: snapshot lock failed ({exc.args[-1]})") from None
                     log.warning("%s: global read lock refused; using table locks", c.source_name)
                     if captured:
-                        query("LOCK TABLES " + ", ".join(f"{quote_ident(d)}.{quote_ident(t)} READ"
-                                                         for d, t in captured))
+                        try:
+                            query("LOCK TABLES " + ", ".join(f"{quote_ident(d)}.{quote_ident(t)} READ"
+                                                             for d, t in captured))
+                        except pymysql.err.OperationalError as lock_exc:
+                            if lock_exc.args[0] not in ER_ACCESS_DENIED:
+                                raise
+                            raise LakecdcError(
+                                f"{c.source_name}: the snapshot needs the global read lock (RELOAD privilege) or "
+                                f"LOCK TABLES on the captured tables ({lock_exc.args[-1]}); grant one, or set "
+                                "snapshot.locking.mode=none (no lock: safe only without DDL during the snapshot)"
+                            ) from None
                     table_locks = True
             if not table_locks:
                 query("START TRANSACTION WITH CONSISTENT SNAPSHOT")
