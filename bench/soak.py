@@ -92,8 +92,8 @@ def soak_mariadb(minutes: float, seed: int, work: Path) -> bool:
     conn = pymysql.connect(**params, autocommit=True)
     e2e.prepare(conn, db, 50_000)
     warehouse, journal = work / "mariadb_wh", work / "journal.txt"
-    steps = int(minutes * 60 * 150)  # about 150 workload statements a second
-    workload = e2e.Workload(params, db, steps, seed=seed)
+    steps = int(minutes * 60 * 100)  # about 100 statements a second: the workload lasts the whole run
+    workload = e2e.Workload(params, db, steps, seed=seed, pause=0.008)
     args = [sys.executable, e2e.__file__, str(warehouse), json.dumps(params), db, str(journal)]
     rng = random.Random(seed)
     kills, deadline = 0, time.monotonic() + minutes * 60

@@ -226,9 +226,10 @@ class Workload(threading.Thread):
     """Concurrent DML plus DDL (ADD/DROP/MODIFY/CHANGE/RENAME COLUMN, SET DEFAULT, RENAME TABLE, CREATE/DROP
     TABLE)."""
 
-    def __init__(self, params: dict, db: str, steps: int, seed: int = 7) -> None:
+    def __init__(self, params: dict, db: str, steps: int, seed: int = 7, pause: float = 0.0) -> None:
         super().__init__(daemon=True)
         self.params, self.db, self.steps, self.rng = params, db, steps, random.Random(seed)
+        self.pause = pause  # seconds between statements (bench/soak.py spreads the workload over its run)
         self.error: BaseException | None = None
 
     def run(self) -> None:
@@ -273,6 +274,8 @@ class Workload(threading.Thread):
                             next_id += 1
                             cur.execute(f"INSERT INTO {self.db}.{table} (id, v) VALUES ({next_id}, 'txn')")
                         cur.execute("COMMIT")
+                    if self.pause:
+                        time.sleep(self.pause)
                 for statement in ddl:
                     cur.execute(statement.format(db=self.db))
             conn.close()
