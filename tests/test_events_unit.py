@@ -419,3 +419,19 @@ def test_schema_change_to_bronze() -> None:
                                                                                    "dbo", None)
     assert json.loads(row.table_changes) == e.value()["tableChanges"]
     assert json.loads(row.event) == e.value() and row.position == '{"commit_lsn":"x"}'
+
+
+def test_connect_decimal_bytes_are_java_big_integer_bytes():
+    from ingest.events.json_converter import decimal_base64, decimal_bytes
+
+    # BigInteger.valueOf(v).toByteArray() for the boundaries of each length
+    cases = {0: b"\x00", 1: b"\x01", -1: b"\xff", 127: b"\x7f", 128: b"\x00\x80", -128: b"\x80",
+             -129: b"\xff\x7f", 32767: b"\x7f\xff", -32768: b"\x80\x00", -32769: b"\xff\x7f\xff",
+             2**63 - 1: b"\x7f" + b"\xff" * 7, -(2**63): b"\x80" + b"\x00" * 7}
+    assert {v: decimal_bytes(v) for v in cases} == cases
+    assert decimal_base64(-128) == "gA=="
+    for v in range(-70000, 70000, 7):
+        raw = decimal_bytes(v)
+        assert int.from_bytes(raw, "big", signed=True) == v
+        shorter = 8 * (len(raw) - 1)  # bits of one byte less: the value must not fit there (minimal length)
+        assert len(raw) == 1 or not -(1 << (shorter - 1)) <= v < 1 << (shorter - 1)

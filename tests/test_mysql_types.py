@@ -56,6 +56,10 @@ ROWS = [
      {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
       "parameters": {"scale": "2", "connect.decimal.precision": "10"}}, b64((1234).to_bytes(2, "big"))),
     ("DECIMAL", (10, 2), False, DEFAULT, decimal.Decimal("-0.01"), {"type": "bytes"}, b64(b"\xff")),
+    # negative powers of two take the minimal length of Java's BigInteger.toByteArray (one byte for -128)
+    ("DECIMAL", (10, 2), False, DEFAULT, decimal.Decimal("-1.28"), {"type": "bytes"}, b64(b"\x80")),
+    ("DECIMAL", (10, 2), False, DEFAULT, decimal.Decimal("-327.68"), {"type": "bytes"}, b64(b"\x80\x00")),
+    ("DECIMAL", (10, 2), False, DEFAULT, decimal.Decimal("-327.69"), {"type": "bytes"}, b64(b"\xff\x7f\xff")),
     ("DECIMAL", (10, 2), False, TypeOptions(decimal_mode="double"), decimal.Decimal("12.34"),
      {"type": "float64"}, 12.34),
     ("DECIMAL", (10, 2), False, TypeOptions(decimal_mode="string"), decimal.Decimal("12.30"),

@@ -28,6 +28,18 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
 
 
+def decimal_bytes(unscaled: int) -> bytes:
+    """Kafka Connect Decimal bytes: Java BigInteger.toByteArray(), big-endian two's complement, minimal length
+    (-128 is one byte 0x80; Python's bit_length() of a negative number would ask for two)."""
+    magnitude = unscaled if unscaled >= 0 else ~unscaled
+    return unscaled.to_bytes(magnitude.bit_length() // 8 + 1, "big", signed=True)
+
+
+def decimal_base64(unscaled: int) -> str:
+    """A Connect Decimal value as JsonConverter writes it: base64 of decimal_bytes()."""
+    return base64.b64encode(decimal_bytes(unscaled)).decode("ascii")
+
+
 def dumps(obj: Any) -> bytes:
     """Compact JSON bytes, insertion order, bytes as base64."""
     return orjson.dumps(obj, default=_default)

@@ -37,6 +37,7 @@ from ingest.connectors.mysql.types import (
     TypeOptions,
     base_type,
 )
+from ingest.events.json_converter import decimal_base64
 
 if TYPE_CHECKING:
     from ingest.connectors.mysql.codec import TableCodec
@@ -140,11 +141,6 @@ def _b64(raw: bytes) -> str:
     return binascii.b2a_base64(raw, newline=False).decode("ascii")
 
 
-def _decimal_b64(unscaled: int) -> str:
-    """types._decimal_bytes for an already unscaled integer."""
-    return _b64(unscaled.to_bytes(max(1, (unscaled.bit_length() + 8) // 8), "big", signed=True))
-
-
 def _bit_string(raw: bytes, bits: int) -> str:
     """mysql-replication's BIT value: the bits as a '0'/'1' string, most significant first."""
     return format(int.from_bytes(raw, "big") & ((1 << bits) - 1), f"0{bits}b") if bits else ""
@@ -155,7 +151,7 @@ class _Gen:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.names: dict[str, Any] = {"_b64": _b64, "_decimal_b64": _decimal_b64, "_bit_string": _bit_string,
+        self.names: dict[str, Any] = {"_b64": _b64, "decimal_base64": decimal_base64, "_bit_string": _bit_string,
                                       "int_from": int.from_bytes, "_date": dt.date, "_datetime": dt.datetime,
                                       "_timedelta": dt.timedelta, "EPOCH": EPOCH, "EPOCH_DATE": EPOCH_DATE}
         self._n = 0
@@ -384,7 +380,7 @@ def _decimal(gen: _Gen, column: Any, mname: str, model: Any, options: TypeOption
     emit("if neg:", level)
     emit("u = -u", level + 1)
     if inline:
-        emit(f"{var} = _decimal_b64(u)", 4)
+        emit(f"{var} = decimal_base64(u)", 4)
         emit(f"if len({cache}) > {_CACHE_LIMIT}:", 4)
         emit(f"{cache}.clear()", 5)
         emit(f"{cache}[raw] = {var}", 4)

@@ -120,7 +120,7 @@ def _decimal_bytes(a: pa.Array) -> pa.Array:
     unscaled = pc.cast(pc.replace_substring(a, ".", ""), pa.int64())
     nulls = pc.is_null(unscaled).to_numpy(zero_copy_only=False)
     u = pc.fill_null(unscaled, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    magnitude = np.abs(u)
+    magnitude = np.where(u < 0, ~u, u)  # minimal two's complement, as BigInteger.toByteArray
     size = np.ones(n, np.int64)
     for k in range(1, 8):
         size += magnitude >= (1 << (8 * k - 1))

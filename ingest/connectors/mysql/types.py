@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ingest.events import connect_schema as cs
+from ingest.events.json_converter import decimal_base64
 
 Converter = Callable[[Any], Any]
 EPOCH = dt.datetime(1970, 1, 1)
@@ -80,8 +81,7 @@ _EXACT = decimal.Context(prec=200)  # DECIMAL has up to 65 digits: the default 2
 def _decimal_bytes(value: decimal.Decimal, scale: int) -> str:
     """Connect Decimal: the unscaled value as big-endian two's complement, base64 in JSON."""
     unscaled = int(value.scaleb(scale, _EXACT).to_integral_value(rounding=decimal.ROUND_HALF_UP, context=_EXACT))
-    length = max(1, (unscaled.bit_length() + 8) // 8)
-    return _bytes_json(unscaled.to_bytes(length, "big", signed=True))
+    return decimal_base64(unscaled)
 
 
 def _to_decimal(v: Any) -> decimal.Decimal:

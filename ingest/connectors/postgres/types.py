@@ -20,6 +20,7 @@ import orjson
 
 from ingest.connectors.postgres.properties import PostgresProperties
 from ingest.events import connect_schema as cs
+from ingest.events.json_converter import decimal_base64
 
 Converter = Callable[[str], Any]
 EPOCH_DATE = date(1970, 1, 1)
@@ -52,12 +53,6 @@ class ColumnConverter:
 
 
 # ---------------------------------------------------------------- helpers
-
-def _decimal_bytes(unscaled: int) -> bytes:
-    """Java BigInteger.toByteArray(): big-endian two's complement, minimal length."""
-    length = (unscaled.bit_length() + 8) // 8 if unscaled >= 0 else ((-unscaled - 1).bit_length() + 8) // 8
-    return unscaled.to_bytes(length, "big", signed=True)
-
 
 def numeric_typmod(typmod: int) -> tuple[int | None, int | None]:
     """(precision, scale) of numeric(p,s); (None, None) without a type modifier."""
@@ -474,7 +469,7 @@ def _numeric(props: PostgresProperties, optional: bool, mod: int) -> tuple[cs.Sc
         value = Decimal(text)
         exponent = value.as_tuple().exponent
         var_scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
-        return {"scale": var_scale, "value": _b64(_decimal_bytes(int(value.scaleb(var_scale))))}
+        return {"scale": var_scale, "value": decimal_base64(int(value.scaleb(var_scale)))}
 
     schema = cs.struct([("scale", cs.int32()), ("value", cs.bytes_())], optional,
                        name="io.debezium.data.VariableScaleDecimal", version=1, doc="Variable scaled decimal")
@@ -495,7 +490,7 @@ class FixedDecimal:
             value = Decimal(text)
         except InvalidOperation:
             raise ConversionError(f"not a numeric: {text!r}") from None
-        return _b64(_decimal_bytes(int(value.scaleb(self.scale))))
+        return decimal_base64(int(value.scaleb(self.scale)))
 
 
 def _money_conv(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, Converter]:
@@ -506,7 +501,7 @@ def _money_conv(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, C
         return cs.string(optional), lambda s: format(_money(s), "f")
     return (cs.bytes_(optional, name="org.apache.kafka.connect.data.Decimal", version=1,
                       parameters={"scale": str(digits)}),
-            lambda s: _b64(_decimal_bytes(int(_money(s).scaleb(digits)))))
+            lambda s: decimal_base64(int(_money(s).scaleb(digits))))
 
 
 def _binary(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, Converter]:
