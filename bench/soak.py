@@ -30,18 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 def soak_postgres(minutes: float, seed: int, work: Path) -> bool:
     from tests import test_pg_e2e as e2e
-    from tests.test_pg_helpers import drop_slot_and_publication, ensure_database, execute
+    from tests.test_pg_helpers import drop_slot_and_publication
 
-    dsn = ensure_database(os.environ["LAKECDC_PG_DSN"])
-    schema = e2e.SCHEMA
-    drop_slot_and_publication(dsn, "pgconn_e2e", "pgconn_e2e")
-    execute(dsn, f"DROP SCHEMA IF EXISTS {schema} CASCADE", f"CREATE SCHEMA {schema}",
-            f"CREATE TABLE {schema}.t1 (id int PRIMARY KEY, v text, n int)",
-            f"INSERT INTO {schema}.t1 SELECT g, 'v' || g, 0 FROM generate_series(1, 200000) g",
-            f"CREATE TABLE {schema}.t2 (id int PRIMARY KEY, small text, big text)",
-            f"INSERT INTO {schema}.t2 SELECT g, 's', repeat(md5(g::text), 400) FROM generate_series(1, 300) g",
-            f"CREATE TABLE {schema}.t3 (id int PRIMARY KEY, v text)",
-            f"INSERT INTO {schema}.t3 SELECT g, 'x' FROM generate_series(1, 100) g")
+    dsn = e2e.prepare_source(os.environ["LAKECDC_PG_DSN"], 200_000)
     config = e2e.write_config(work, os.environ["LAKECDC_PG_DSN"])
     warehouse, log = work / "warehouse", work / "run.log"
     workload = e2e.Workload(dsn, seed=seed)

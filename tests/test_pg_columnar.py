@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.connectors.postgres import types as pgt
-from ingest.connectors.postgres.columnar import decimal_base64, floor_divide, fragments, json_strings
+from ingest.connectors.postgres.columnar import floor_divide, fragments
+from ingest.events.columnar import decimal_json, json_strings
 from ingest.events.json_converter import decimal_base64 as scalar_decimal_base64
 from ingest.events.json_converter import dumps_str
 from tests.test_pg_helpers import Collector, connector, execute
@@ -105,7 +106,7 @@ def test_rejected_value_is_reported_per_row() -> None:
 def test_decimal_base64_equals_big_integer_bytes(values: list[int]) -> None:
     import numpy as np
 
-    got = decimal_base64(np.array(values, dtype=np.int64)).to_pylist()
+    got = decimal_json(np.array(values, dtype=np.int64)).to_pylist()
     assert got == [json.dumps(scalar_decimal_base64(v)) for v in values]
 
 

@@ -55,6 +55,21 @@ def write_config(tmp_path: Path, pg_dsn: str) -> Path:
     return path
 
 
+def prepare_source(pg_dsn: str, rows: int) -> str:
+    """A fresh schema SCHEMA (t1 with `rows` rows, t2 with TOASTed values, t3) and no slot or publication;
+    returns the DSN of the test database."""
+    dsn = ensure_database(pg_dsn)
+    drop_slot_and_publication(dsn, "pgconn_e2e", "pgconn_e2e")
+    execute(dsn, f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE", f"CREATE SCHEMA {SCHEMA}",
+            f"CREATE TABLE {SCHEMA}.t1 (id int PRIMARY KEY, v text, n int)",
+            f"INSERT INTO {SCHEMA}.t1 SELECT g, 'v' || g, 0 FROM generate_series(1, {rows}) g",
+            f"CREATE TABLE {SCHEMA}.t2 (id int PRIMARY KEY, small text, big text)",
+            f"INSERT INTO {SCHEMA}.t2 SELECT g, 's', repeat(md5(g::text), 400) FROM generate_series(1, 300) g",
+            f"CREATE TABLE {SCHEMA}.t3 (id int PRIMARY KEY, v text)",
+            f"INSERT INTO {SCHEMA}.t3 SELECT g, 'x' FROM generate_series(1, 100) g")
+    return dsn
+
+
 def start_run(config: Path, log: Path, until_caught_up: bool = True) -> subprocess.Popen:
     """`lakecdc run`; with until_caught_up=False it streams until killed (so a kill always finds it running)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -185,15 +200,7 @@ def source_rows(dsn: str) -> dict[str, dict[int, dict]]:
 
 
 def test_kill_minus_nine_during_snapshot_and_streaming(pg_dsn: str, tmp_path: Path) -> None:
-    dsn = ensure_database(pg_dsn)
-    drop_slot_and_publication(dsn, "pgconn_e2e", "pgconn_e2e")
-    execute(dsn, f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE", f"CREATE SCHEMA {SCHEMA}",
-            f"CREATE TABLE {SCHEMA}.t1 (id int PRIMARY KEY, v text, n int)",
-            f"INSERT INTO {SCHEMA}.t1 SELECT g, 'v' || g, 0 FROM generate_series(1, 100000) g",
-            f"CREATE TABLE {SCHEMA}.t2 (id int PRIMARY KEY, small text, big text)",
-            f"INSERT INTO {SCHEMA}.t2 SELECT g, 's', repeat(md5(g::text), 400) FROM generate_series(1, 300) g",
-            f"CREATE TABLE {SCHEMA}.t3 (id int PRIMARY KEY, v text)",
-            f"INSERT INTO {SCHEMA}.t3 SELECT g, 'x' FROM generate_series(1, 100) g")
+    dsn = prepare_source(pg_dsn, 100_000)
     config = write_config(tmp_path, pg_dsn)
     warehouse = tmp_path / "warehouse"
     log = tmp_path / "run.log"

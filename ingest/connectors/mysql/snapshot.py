@@ -37,10 +37,6 @@ log = logging.getLogger(__name__)
 ER_ACCESS_DENIED = (1045, 1227, 1044)
 
 
-_key_json = key_json
-_key_param = key_param
-
-
 def list_tables(query: server.Query, databases: list[str]) -> list[tuple[str, str]]:
     if not databases:
         return []
@@ -183,7 +179,7 @@ class Snapshotter:
                 continue
             all_columns = [col.name for col in tbl.columns]
             pk = list(tbl.primary_key)
-            after_key = [_key_param(v) for v in resume_key] if resume_table == table_id and resume_key else None
+            after_key = [key_param(v) for v in resume_key] if resume_table == table_id and resume_key else None
             select = (f"SELECT {', '.join(quote_ident(n) for n in all_columns)} "
                       f"FROM {quote_ident(db)}.{quote_ident(table)}")
             pk_index = [all_columns.index(k) for k in pk]
@@ -250,7 +246,7 @@ class Snapshotter:
                         for values in rows:
                             yield from out.before_rows()
                             after = codec.row_from_tuple(values, captured_index)
-                            key_values = [_key_json(values[i]) for i in pk_index]
+                            key_values = [key_json(values[i]) for i in pk_index]
                             position = self._position(pos, table=table_id, key=key_values, ordinal=ordinal,
                                                       done=done)
                             out.add_event(c.data_event(codec, "r", None, after, source,

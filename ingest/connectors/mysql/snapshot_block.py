@@ -33,46 +33,20 @@ import pymysql
 
 from ingest.connectors.mysql.codec import TableCodec
 from ingest.connectors.mysql.types import DECIMAL_TYPES, INT_TYPES, STRING_TYPES, TypeOptions, base_type
+from ingest.events.columnar import decimal_json, join, json_strings, strings_from_matrix
 from ingest.sqlutil import quote_ident
 
 Fragments = Callable[[pa.Array], pa.Array]  # CSV text of a column -> JSON text of each value (no nulls)
-_B64 = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
 _HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
-_SHORT_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 _FLOAT_TYPES = {"REAL", "FLOAT", "FLOAT4", "DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
 
 
 # ---------------------------------------------------------------------------------------------- Arrow helpers
-def strings_from_matrix(chars: np.ndarray, lengths: np.ndarray) -> pa.Array:
-    """A string array whose row i is the first lengths[i] bytes of chars[i] (ASCII)."""
-    n = len(lengths)
-    data = chars[np.arange(chars.shape[1]) < lengths[:, None]]
-    offsets = np.zeros(n + 1, np.int32)
-    np.cumsum(lengths, out=offsets[1:])
-    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data.tobytes()))
-
-
 def hex8(values: np.ndarray) -> pa.Array:
     """Each value as 8 lowercase hex digits (the ordinal part of seq)."""
     shifts = np.arange(28, -1, -4, dtype=np.int64)
     chars = _HEX[(values.astype(np.int64)[:, None] >> shifts) & 15]
     return strings_from_matrix(chars, np.full(len(values), 8, np.int64))
-
-
-def join(n: int, *parts: Any) -> pa.Array:
-    """Row-wise concatenation of string arrays and str constants (n rows)."""
-    if all(isinstance(p, str) for p in parts):
-        return pa.repeat(pa.scalar("".join(parts), pa.string()), n)
-    return pc.binary_join_element_wise(*[pa.scalar(p) if isinstance(p, str) else p for p in parts], "")
-
-
-def json_string(a: pa.Array) -> pa.Array:
-    """Text -> JSON string literal, escaped as orjson escapes (\\, ", control characters); null stays null."""
-    a = pc.replace_substring(pc.replace_substring(a, "\\", "\\\\"), '"', '\\"')
-    if pc.any(pc.match_substring_regex(a, "[\\x00-\\x1f]")).as_py():
-        for code in range(32):
-            a = pc.replace_substring(a, chr(code), _SHORT_ESCAPES.get(chr(code), f"\\u{code:04x}"))
-    return join(len(a), '"', a, '"')
 
 
 def _fill(a: pa.Array, null: str = "null") -> pa.Array:
@@ -99,45 +73,11 @@ def _floats(a: pa.Array) -> pa.Array:
     return pa.array(orjson.dumps(values)[1:-1].split(b","), pa.string())
 
 
-def _b64_rows(rows: np.ndarray) -> np.ndarray:
-    """Standard base64 of each row of a (k, m) uint8 matrix -> (k, 4*ceil(m/3)) uint8."""
-    k, m = rows.shape
-    pad = (-m) % 3
-    if pad:
-        rows = np.concatenate([rows, np.zeros((k, pad), np.uint8)], axis=1)
-    x = rows.reshape(k, -1, 3).astype(np.uint32)
-    v = (x[..., 0] << 16) | (x[..., 1] << 8) | x[..., 2]
-    out = _B64[np.stack([(v >> 18) & 63, (v >> 12) & 63, (v >> 6) & 63, v & 63], axis=-1).reshape(k, -1)]
-    if pad:
-        out[:, -pad:] = ord("=")
-    return out
-
-
 def _decimal_bytes(a: pa.Array) -> pa.Array:
-    """DECIMAL(p<=18) text -> Connect Decimal JSON: base64 of the unscaled value's big-endian two's complement
-    in max(1, (bit_length + 8) // 8) bytes (types._decimal_bytes). The server writes exactly `scale` digits."""
-    n = len(a)
+    """DECIMAL(p<=18) text -> Connect Decimal JSON text. The server writes exactly `scale` digits."""
     unscaled = pc.cast(pc.replace_substring(a, ".", ""), pa.int64())
     nulls = pc.is_null(unscaled).to_numpy(zero_copy_only=False)
-    u = pc.fill_null(unscaled, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    magnitude = np.where(u < 0, ~u, u)  # minimal two's complement, as BigInteger.toByteArray
-    size = np.ones(n, np.int64)
-    for k in range(1, 8):
-        size += magnitude >= (1 << (8 * k - 1))
-    big_endian = u.astype(">i8").view(np.uint8).reshape(n, 8)
-    chars = np.zeros((n, 14), np.uint8)
-    lengths = np.zeros(n, np.int64)
-    for width in np.unique(size):
-        rows = size == width
-        encoded = _b64_rows(big_endian[rows][:, 8 - width:])
-        w = encoded.shape[1]
-        block = np.full((encoded.shape[0], 14), ord('"'), np.uint8)
-        block[:, 1:w + 1] = encoded
-        chars[rows] = block
-        lengths[rows] = w + 2
-    chars[nulls, :4] = np.frombuffer(b"null", np.uint8)
-    lengths[nulls] = 4
-    return strings_from_matrix(chars, lengths)
+    return decimal_json(pc.fill_null(unscaled, 0).to_numpy(zero_copy_only=False), nulls)
 
 
 def _zero_date(a: pa.Array) -> pa.Array:
@@ -237,7 +177,7 @@ def _value_fragments(column: Any, options: TypeOptions, text: bool) -> Fragments
             return _decimal_bytes
         return None
     if name in STRING_TYPES or name in ("ENUM", "JSON"):
-        return lambda a: _fill(json_string(a))
+        return lambda a: _fill(json_strings(a))
     if name == "YEAR":
         return lambda a: _fill(_year(a))
     if name == "DATE":
@@ -263,7 +203,7 @@ def _key_fragments(column: Any, text: bool) -> Fragments | None:
     if name in INT_TYPES or name == "YEAR":
         return lambda a: _fill(_int_text(a, unsigned and name in ("BIGINT", "INT8")))
     if name in STRING_TYPES or name in ("ENUM", "JSON"):
-        return lambda a: _fill(json_string(a))
+        return lambda a: _fill(json_strings(a))
     if name in DECIMAL_TYPES or name == "DATE":  # str(Decimal) and str(date) are the server's text
         return lambda a: _fill(join(len(a), '"', a, '"'))
     return None

@@ -22,11 +22,8 @@ import pyarrow.compute as pc
 from ingest.bronze.contract import BronzeEventBlock, BronzeReject
 from ingest.connectors.postgres import types as pgt
 from ingest.connectors.postgres.tables import CapturedTable
+from ingest.events.columnar import decimal_json, json_strings
 from ingest.events.json_converter import dumps_str
-
-_B64_ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", dtype=np.uint8)
-_CONTROL = "[\\x00-\\x1f]"  # characters JSON must escape besides quote and backslash (RE2 syntax)
-
 
 # ---------------------------------------------------------------- one column -> JSON texts
 
@@ -36,19 +33,6 @@ class Fragments:
 
     texts: pa.Array
     errors: dict[int, str]
-
-
-def _escape_strings(values: pa.Array) -> pa.Array:
-    """JSON string literals (orjson's form: only quote, backslash and control characters escaped)."""
-    escaped = pc.replace_substring(pc.replace_substring(values, "\\", "\\\\"), '"', '\\"')
-    return pc.binary_join_element_wise('"', escaped, '"', "")
-
-
-def json_strings(values: pa.Array) -> pa.Array:
-    """String column -> JSON string literals, null stays null."""
-    if pc.any(pc.match_substring_regex(values, _CONTROL)).as_py():
-        return pa.array([None if v is None else dumps_str(v) for v in values.to_pylist()], pa.string())
-    return _escape_strings(values)
 
 
 def _per_value(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
@@ -140,53 +124,6 @@ def _zoned_timestamp_fragments(values: pa.Array, convert: Callable[[str], Any]) 
     return _with_fallback(values, fast, ok, convert)
 
 
-def _base64_rows(data: np.ndarray) -> np.ndarray:
-    """Base64 of each row of a (n, width) uint8 matrix -> (n, 4 * ceil(width / 3)) uint8 matrix."""
-    n, width = data.shape
-    groups = -(-width // 3)
-    padded = np.zeros((n, groups * 3), dtype=np.uint8)
-    padded[:, :width] = data
-    triples = padded.reshape(n, groups, 3).astype(np.uint32)
-    word = (triples[:, :, 0] << 16) | (triples[:, :, 1] << 8) | triples[:, :, 2]
-    sextets = np.stack([(word >> 18) & 63, (word >> 12) & 63, (word >> 6) & 63, word & 63], axis=2)
-    out = _B64_ALPHABET[sextets].reshape(n, groups * 4)
-    pad = groups * 3 - width
-    if pad:
-        out[:, -pad:] = ord("=")
-    return out
-
-
-def _fixed_rows_to_strings(rows: np.ndarray) -> pa.Array:
-    n, width = rows.shape
-    offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
-    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.tobytes()), pa.py_buffer(rows.tobytes()))
-
-
-def decimal_base64(unscaled: np.ndarray) -> pa.Array:
-    """int64 unscaled values -> JSON strings of base64(BigInteger.toByteArray()) (Connect Decimal bytes)."""
-    n = len(unscaled)
-    # minimal two's complement length: 1 + the number of k in 1..7 with value outside [-2^(8k-1), 2^(8k-1))
-    magnitude = np.where(unscaled < 0, ~unscaled, unscaled)
-    length = np.ones(n, dtype=np.int64)
-    for k in range(1, 8):
-        length += magnitude >= (1 << (8 * k - 1))
-    big_endian = unscaled.astype(">i8").view(np.uint8).reshape(n, 8)
-    pieces: list[pa.Array] = []
-    order: list[np.ndarray] = []
-    for width in np.unique(length):
-        rows = np.nonzero(length == width)[0]
-        encoded = _base64_rows(big_endian[rows, 8 - int(width):])
-        quoted = np.full((len(rows), encoded.shape[1] + 2), ord('"'), dtype=np.uint8)
-        quoted[:, 1:-1] = encoded
-        pieces.append(_fixed_rows_to_strings(quoted))
-        order.append(rows)
-    if not pieces:
-        return pa.array([], pa.string())
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[np.concatenate(order)] = np.arange(n)
-    return pc.take(pa.concat_arrays(pieces), pa.array(inverse))
-
-
 def _fixed_decimal_fragments(values: pa.Array, convert: pgt.FixedDecimal) -> Fragments:
     """numeric(p,s) in precise mode, when every unscaled value fits in 64 bits."""
     if convert.scale < 0 or convert.scale > 18:
@@ -200,8 +137,7 @@ def _fixed_decimal_fragments(values: pa.Array, convert: pgt.FixedDecimal) -> Fra
     low, high = words[:, 0], words[:, 1]
     if not np.array_equal(high, np.where(low < 0, -1, 0)):
         return _per_value(values, convert)  # beyond 64 bits
-    fast = decimal_base64(low)
-    fast = pc.if_else(pc.is_null(cast), None, fast)
+    fast = decimal_json(low, pc.is_null(cast).to_numpy(zero_copy_only=False))
     return _with_fallback(values, fast, ok, convert)
 
 

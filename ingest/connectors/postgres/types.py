@@ -245,6 +245,19 @@ def interval_iso(text: str) -> str:
     return f"P{years}Y{months}M{days}DT{hours}H{minutes}M{secs}S"
 
 
+def _read_quoted(text: str, i: int) -> tuple[str, int]:
+    """The double-quoted item starting at text[i] ('"' there), backslash escapes removed, and the index after
+    its closing quote (hstore and array literals quote alike)."""
+    i += 1
+    buf = []
+    while text[i] != '"':
+        if text[i] == "\\":
+            i += 1
+        buf.append(text[i])
+        i += 1
+    return "".join(buf), i + 1
+
+
 def parse_hstore(text: str) -> dict[str, str | None]:
     """'"a"=>"1", "b"=>NULL' -> {'a': '1', 'b': None}."""
     out: dict[str, str | None] = {}
@@ -253,14 +266,7 @@ def parse_hstore(text: str) -> dict[str, str | None]:
     def quoted(i: int) -> tuple[str, int]:
         if text[i] != '"':
             raise ConversionError(f"hstore: expected a quote at {i}")
-        i += 1
-        buf = []
-        while text[i] != '"':
-            if text[i] == "\\":
-                i += 1
-            buf.append(text[i])
-            i += 1
-        return "".join(buf), i + 1
+        return _read_quoted(text, i)
 
     while pos < n:
         while pos < n and text[pos] in " ,":
@@ -294,15 +300,8 @@ def parse_array(text: str) -> list[str | None]:
     i, n = 0, len(body)
     while i < n:
         if body[i] == '"':
-            i += 1
-            buf = []
-            while body[i] != '"':
-                if body[i] == "\\":
-                    i += 1
-                buf.append(body[i])
-                i += 1
-            out.append("".join(buf))
-            i += 1
+            item, i = _read_quoted(body, i)
+            out.append(item)
         else:
             j = body.find(",", i)
             j = n if j < 0 else j
