@@ -26,6 +26,7 @@ install_all() {
   pgbin >/dev/null || need+=(postgresql)
   command -v mariadbd >/dev/null || need+=(mariadb-server mariadb-client)
   { [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || need+=(chromium chromium-driver)  # report browser test
+  command -v java >/dev/null || need+=(openjdk-17-jre-headless)  # the real Debezium (tests/conformance)
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]} from Debian"
     export DEBIAN_FRONTEND=noninteractive

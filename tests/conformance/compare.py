@@ -360,3 +360,19 @@ def _describe(e: Event) -> str:
     key = json.dumps((e.key or {}).get("payload"), sort_keys=True)
     return f"{e.kind} op={e.op} key={key[:60]}"
 
+
+
+def summarize(comparisons: list[Comparison]) -> str:
+    """One connector's differences across its runs: per (event kind, path), the runs it occurs in, how
+    often, and one example per distinct value pair (up to two) — the list to route fixes from."""
+    merged: dict[tuple[str, str], list[tuple[str, Difference]]] = defaultdict(list)
+    runs: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for c in comparisons:
+        for group, items in c.groups.items():
+            merged[group] += items
+            runs[group].add(c.run)
+    lines = []
+    for (kind, path), items in sorted(merged.items()):
+        lines.append(f"{path} [{kind}] {len(items)}x, runs {','.join(sorted(runs[(kind, path)]))}")
+        lines += [f"    {sample}" for sample in distinct_samples(items, 2)]
+    return "\n".join(lines)

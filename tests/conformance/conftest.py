@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conformance.capture import Captured, capture_mariadb, capture_postgres
-from tests.conformance.compare import Comparison, compare
+from tests.conformance.compare import Comparison, compare, summarize
 
 _began = time.monotonic()
 COMPARISONS: dict[tuple[str, str], Comparison] = {}
@@ -23,8 +24,21 @@ def conformance_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def pg_captured(pg_dsn: str, conformance_dir: Path) -> Captured:
-    captured = capture_postgres(pg_dsn, conformance_dir)
+def conformance_warehouse(conformance_dir: Path) -> Iterator[Path]:
+    """One warehouse for every lakecdc capture of the suite: the embedded engine starts once, and is stopped
+    at the end so that no later test inherits it."""
+    from ingest.config import EngineSettings
+    from ingest.engine import start_engine
+
+    settings = EngineSettings(profile="local", warehouse=conformance_dir / "warehouse")
+    engine = start_engine(settings)
+    yield settings.warehouse
+    engine.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_captured(pg_dsn: str, conformance_dir: Path, conformance_warehouse: Path) -> Captured:
+    captured = capture_postgres(pg_dsn, conformance_dir, conformance_warehouse)
     TIMINGS["postgresql capture"] = captured.seconds
     return captured
 
@@ -41,8 +55,8 @@ def mariadb_dbz_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def mariadb_captured(mariadb_dbz_url: str, conformance_dir: Path) -> Captured:
-    captured = capture_mariadb(mariadb_dbz_url, conformance_dir)
+def mariadb_captured(mariadb_dbz_url: str, conformance_dir: Path, conformance_warehouse: Path) -> Captured:
+    captured = capture_mariadb(mariadb_dbz_url, conformance_dir, conformance_warehouse)
     TIMINGS["mariadb capture"] = captured.seconds
     return captured
 
@@ -70,6 +84,13 @@ def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 (pytest's
     for connector, (n, same, groups) in totals.items():
         tr.write_line(f"TOTAL {connector}: {n} events compared, {same} identical, {n - same} differing "
                       f"({groups} difference groups)")
+    report = os.environ.get("LAKECDC_CONFORMANCE_REPORT")
+    if report:  # the grouped differences of every run, per connector, for routing fixes
+        with open(report, "w") as out:
+            for connector in totals:
+                out.write(f"== {connector}\n")
+                out.write(summarize([c for (name, _), c in sorted(COMPARISONS.items()) if name == connector]) + "\n")
+        tr.write_line(f"grouped differences written to {report}")
     for what, seconds in TIMINGS.items():
         tr.write_line(f"{what}: {seconds:.1f}s")
     tr.write_line(f"conformance suite wall time so far: {time.monotonic() - _began:.1f}s")

@@ -12,7 +12,8 @@ from tests.conformance.debezium import Record
 
 
 class LakecdcCapture:
-    """Several lakecdc sources sharing one local warehouse (one engine, started once)."""
+    """Several lakecdc sources sharing one local warehouse. Every capture of the suite uses the same
+    warehouse, so the process starts the embedded engine once and reuses it (start_engine's reuse)."""
 
     def __init__(self, warehouse: Path, sources: dict[str, tuple[str, dict[str, Any]]]) -> None:
         """sources: source name -> (connector, Debezium-named properties)."""
