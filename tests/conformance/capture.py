@@ -51,6 +51,7 @@ def _both(captures: dict[str, DebeziumCapture], lakecdc: LakecdcCapture, run_wor
     from ingest.errors import ConfigError
 
     try:
+        lakecdc.start()
         for c in captures.values():
             c.start()
         for run in captures:
@@ -66,11 +67,12 @@ def _both(captures: dict[str, DebeziumCapture], lakecdc: LakecdcCapture, run_wor
             result.runs[run] = (c.wait(_has_topic(sentinel_topic(run)), "sentinel event"), lc_records)
     finally:
         stop_all(list(captures.values()))
+        lakecdc.stop()
 
 
 # ------------------------------------------------------------------------------------------------ PostgreSQL
 
-def capture_postgres(pg_dsn: str, workdir: Path, warehouse: Path) -> Captured:
+def capture_postgres(pg_dsn: str, workdir: Path) -> Captured:
     import psycopg2
 
     began = time.monotonic()
@@ -110,7 +112,7 @@ def capture_postgres(pg_dsn: str, workdir: Path, warehouse: Path) -> Captured:
         **common(run), "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
         "plugin.name": "pgoutput", "slot.name": f"dbz_{run}", "publication.name": f"dbz_{run}",
         "slot.drop.on.stop": "true"}) for run in pg.RUNS}
-    lakecdc = LakecdcCapture(warehouse, {
+    lakecdc = LakecdcCapture(workdir / "pg-warehouse", {
         run: ("postgresql", {**common(run), "slot.name": f"lc_{run}", "publication.name": f"lc_{run}",
                              "poll.interval.ms": 50}) for run in pg.RUNS})
 
@@ -134,7 +136,7 @@ def capture_postgres(pg_dsn: str, workdir: Path, warehouse: Path) -> Captured:
 
 # ------------------------------------------------------------------------------------------------ MariaDB
 
-def capture_mariadb(url: str, workdir: Path, warehouse: Path) -> Captured:
+def capture_mariadb(url: str, workdir: Path) -> Captured:
     """MariaDB started as --version=5.7.19-MariaDB-log: Debezium's MySQL connector and lakecdc's MariaDB
     connector read the same server."""
     from urllib.parse import urlparse
@@ -167,7 +169,7 @@ def capture_mariadb(url: str, workdir: Path, warehouse: Path) -> Captured:
         **common(run), "connector.class": "io.debezium.connector.mysql.MySqlConnector",
         "database.server.id": 6100 + i, "schema.history.internal": "io.debezium.storage.file.history.FileSchemaHistory",
         "schema.history.internal.file.filename": str(history / f"{run}.dat")}) for i, run in enumerate(my.RUNS)}
-    lakecdc = LakecdcCapture(warehouse, {
+    lakecdc = LakecdcCapture(workdir / "mariadb-warehouse", {
         run: ("mariadb", {**common(run), "database.server.id": 6200 + i}) for i, run in enumerate(my.RUNS)})
 
     def workload() -> None:

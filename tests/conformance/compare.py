@@ -237,6 +237,7 @@ class Comparison:
 
     connector: str
     run: str
+    modes: str = ""     # the run's handling modes, for the report
     compared: int = 0
     identical: int = 0
     groups: dict[tuple[str, str], list[tuple[str, Difference]]] = field(default_factory=lambda: defaultdict(list))
@@ -257,8 +258,8 @@ class Comparison:
 
     def report(self, examples: int = 2) -> str:
         """The grouped diff: per (event kind, path), how often, on which tables and phases, and examples."""
-        lines = [f"{self.connector} run {self.run}: {self.compared} events compared, {self.identical} identical, "
-                 f"{self.differing} differing, {len(self.groups)} difference groups"]
+        lines = [f"{self.connector} run {self.run} ({self.modes}): {self.compared} events compared, "
+                 f"{self.identical} identical, {self.differing} differing, {len(self.groups)} difference groups"]
         for (kind, path), items in sorted(self.groups.items()):
             places = sorted({" ".join(where.split()[:2]) for where, _ in items})
             lines.append(f"  {path} [{kind}] {len(items)}x in {', '.join(places)[:200]}")
@@ -335,11 +336,11 @@ def _numbered(events: list[Event]) -> list[tuple]:
 
 
 def compare(connector: str, run: str, debezium: list[Record], lakecdc: list[Record],
-            refused: str | None = None) -> Comparison:
+            refused: str | None = None, modes: dict[str, str] | None = None) -> Comparison:
     """Compare the records of one run; unmatched events and misordered topics count as differences, and so
     does a configuration lakecdc refused (`refused`: its error)."""
     d_events, lc_events = [to_event(r) for r in debezium], [to_event(r) for r in lakecdc]
-    result = Comparison(connector, run)
+    result = Comparison(connector, run, ", ".join(f"{k.split('.')[0]} {v}" for k, v in (modes or {}).items()))
     if refused:  # nothing to line up: every Debezium event counts as differing
         result.compared = len(d_events)
         result.note("-", Difference("configuration", "accepted", f"refused: {refused}"), f"run {run}")

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conformance import mariadb_workload as my
+from tests.conformance import pg_workload as pg
 from tests.conformance.capture import Captured, capture_mariadb, capture_postgres
 from tests.conformance.compare import Comparison, compare, summarize
 
@@ -24,21 +25,8 @@ def conformance_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def conformance_warehouse(conformance_dir: Path) -> Iterator[Path]:
-    """One warehouse for every lakecdc capture of the suite: the embedded engine starts once, and is stopped
-    at the end so that no later test inherits it."""
-    from ingest.config import EngineSettings
-    from ingest.engine import start_engine
-
-    settings = EngineSettings(profile="local", warehouse=conformance_dir / "warehouse")
-    engine = start_engine(settings)
-    yield settings.warehouse
-    engine.stop()
-
-
-@pytest.fixture(scope="session")
-def pg_captured(pg_dsn: str, conformance_dir: Path, conformance_warehouse: Path) -> Captured:
-    captured = capture_postgres(pg_dsn, conformance_dir, conformance_warehouse)
+def pg_captured(pg_dsn: str, conformance_dir: Path) -> Captured:
+    captured = capture_postgres(pg_dsn, conformance_dir)
     TIMINGS["postgresql capture"] = captured.seconds
     return captured
 
@@ -55,8 +43,8 @@ def mariadb_dbz_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def mariadb_captured(mariadb_dbz_url: str, conformance_dir: Path, conformance_warehouse: Path) -> Captured:
-    captured = capture_mariadb(mariadb_dbz_url, conformance_dir, conformance_warehouse)
+def mariadb_captured(mariadb_dbz_url: str, conformance_dir: Path) -> Captured:
+    captured = capture_mariadb(mariadb_dbz_url, conformance_dir)
     TIMINGS["mariadb capture"] = captured.seconds
     return captured
 
@@ -65,7 +53,8 @@ def compared(connector: str, captured: Captured, run: str) -> Comparison:
     """The comparison of one run (computed once, kept for the closing note)."""
     if (connector, run) not in COMPARISONS:
         debezium, lakecdc = captured.runs[run]
-        COMPARISONS[(connector, run)] = compare(connector, run, debezium, lakecdc, captured.refused.get(run))
+        modes = (pg.RUNS if connector == "postgresql" else my.RUNS)[run]
+        COMPARISONS[(connector, run)] = compare(connector, run, debezium, lakecdc, captured.refused.get(run), modes)
     return COMPARISONS[(connector, run)]
 
 
@@ -80,7 +69,8 @@ def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 (pytest's
         t[0] += c.compared
         t[1] += c.identical
         t[2] += len(c.groups)
-        tr.write_line(f"{connector} {run}: {c.compared} compared, {c.identical} identical, {c.differing} differing")
+        tr.write_line(f"{connector} {run} ({c.modes}): {c.compared} compared, {c.identical} identical, "
+                      f"{c.differing} differing")
     for connector, (n, same, groups) in totals.items():
         tr.write_line(f"TOTAL {connector}: {n} events compared, {same} identical, {n - same} differing "
                       f"({groups} difference groups)")

@@ -12,8 +12,8 @@ from tests.conformance.debezium import Record
 
 
 class LakecdcCapture:
-    """Several lakecdc sources sharing one local warehouse. Every capture of the suite uses the same
-    warehouse, so the process starts the embedded engine once and reuses it (start_engine's reuse)."""
+    """Several lakecdc sources sharing one local warehouse and one embedded engine, started by `start` and
+    stopped by `stop` (so that no later test of the process inherits the engine or its Spark session)."""
 
     def __init__(self, warehouse: Path, sources: dict[str, tuple[str, dict[str, Any]]]) -> None:
         """sources: source name -> (connector, Debezium-named properties)."""
@@ -23,8 +23,19 @@ class LakecdcCapture:
             sources={name: SourceSettings(name, connector, dict(props))
                      for name, (connector, props) in sources.items()})
 
+    def start(self) -> None:
+        from ingest.engine import start_engine
+
+        self._engine = start_engine(self.config.engine, reuse=False)
+
+    def stop(self) -> None:
+        engine = getattr(self, "_engine", None)
+        if engine is not None:
+            engine.stop()
+            self._engine = None
+
     def run(self, source: str) -> None:
-        """Snapshot and/or stream `source` until caught up with the database."""
+        """Snapshot and/or stream `source` until caught up with the database (the runner reuses the engine)."""
         from ingest.runner import run_source
 
         run_source(self.config, source, until_caught_up=True, progress=False)
