@@ -349,9 +349,9 @@ def compare(connector: str, run: str, debezium: list[Record], lakecdc: list[Reco
     for d, lc in pairs:
         result.add(d, diff(connector, d, lc))
     for e in only_d:
-        result.add(e, [Difference("event", _describe(e), ABSENT)])
+        result.add(e, [Difference("event.missing", _describe(e), ABSENT)])
     for e in only_lc:
-        result.add(e, [Difference("event", ABSENT, _describe(e))])
+        result.add(e, [Difference("event.extra", ABSENT, _describe(e))])
     for topic in misordered:
         result.note("-", Difference("order", "Debezium's delivery order", "another order"), _short(topic))
     return result

@@ -80,7 +80,7 @@ def test_missing_extra_and_misordered_events() -> None:
     result = compare("postgresql", "unit", [Record("p.s.t", KEY, a), Record("p.s.t", KEY, b)],
                      [Record("p.s.t", KEY, b), Record("p.s.t", KEY, a), Record("p.s.t", KEY, None)])
     paths = {path for _, path in result.groups}
-    assert paths == {"event", "order"}
+    assert paths == {"event.extra", "order"}
     assert (result.compared, result.identical) == (3, 2)
 
 
