@@ -365,7 +365,7 @@ def _describe(e: Event) -> str:
 
 def summarize(comparisons: list[Comparison]) -> str:
     """One connector's differences across its runs: per (event kind, path), the runs it occurs in, how
-    often, and one example per distinct value pair (up to two) — the list to route fixes from."""
+    often, and one example per distinct value pair (up to three) — the list to route fixes from."""
     merged: dict[tuple[str, str], list[tuple[str, Difference]]] = defaultdict(list)
     runs: dict[tuple[str, str], set[str]] = defaultdict(set)
     for c in comparisons:
@@ -375,5 +375,5 @@ def summarize(comparisons: list[Comparison]) -> str:
     lines = []
     for (kind, path), items in sorted(merged.items()):
         lines.append(f"{path} [{kind}] {len(items)}x, runs {','.join(sorted(runs[(kind, path)]))}")
-        lines += [f"    {sample}" for sample in distinct_samples(items, 2)]
+        lines += [f"    {sample}" for sample in distinct_samples(items, 3)]
     return "\n".join(lines)

@@ -1,6 +1,7 @@
 """The PostgreSQL workload: every row of the seeds' PostgreSQL type tables (seed-003-inventory.md section
 2.6: base, temporal and decimal mappings, plus the values issue 13 measured), and the behaviours around
-them (TOAST, replica identity, key changes, keyless tables, truncate, transactions, logical messages).
+them (TOAST, replica identity DEFAULT/FULL/USING INDEX, key changes, keyless tables, truncate, transactions,
+logical messages).
 
 Each run is one connector configuration (a set of handling modes) capturing its own schema; all runs see
 the same tables, rows and statements. Rows go in before the connectors start (snapshot) and again while
@@ -157,6 +158,9 @@ def schema_statements(run: str) -> list[str]:
             "INSERT INTO {s}.keyless_full VALUES (1, 'x'), (1, 'x'), (2, NULL)",
             "CREATE TABLE {s}.keyless_default (a integer, b text)",
             "INSERT INTO {s}.keyless_default VALUES (1, 'x')",
+            "CREATE TABLE {s}.unique_key (u integer NOT NULL UNIQUE, v text)",
+            "ALTER TABLE {s}.unique_key REPLICA IDENTITY USING INDEX unique_key_u_key",
+            "INSERT INTO {s}.unique_key VALUES (1, 'u')",
             "CREATE TABLE {s}.trunc (id integer PRIMARY KEY, v text)",
             "INSERT INTO {s}.trunc VALUES (1, 'a'), (2, 'b')",
             "CREATE TABLE {s}.multi_a (id integer PRIMARY KEY, v text)",
@@ -184,6 +188,9 @@ def streaming_statements(run: str) -> list[str]:
             "UPDATE {s}.keyless_full SET b = 'z' WHERE a = 2",
             "DELETE FROM {s}.keyless_full WHERE a = 3",
             "INSERT INTO {s}.keyless_default VALUES (2, 'y')",
+            "UPDATE {s}.unique_key SET v = 'v' WHERE u = 1",
+            "UPDATE {s}.unique_key SET u = 2 WHERE u = 1",
+            "DELETE FROM {s}.unique_key WHERE u = 2",
             "TRUNCATE {s}.trunc",
             "INSERT INTO {s}.trunc VALUES (3, 'c')",
             "BEGIN; INSERT INTO {s}.multi_a VALUES (1, 'a'); INSERT INTO {s}.multi_b VALUES (1, 'b'); "
