@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test test-unit lint demo bench soak services-up services-down clean
+.PHONY: venv test test-unit test-conformance lint demo bench soak services-up services-down clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,13 @@ test: $(STAMP)
 	scripts/services.sh up
 	set -a; eval "$$(scripts/services.sh env)"; set +a; \
 	CI=$${CI:-1} $(PY) -m pytest tests; rc=$$?; scripts/services.sh down; exit $$rc
+
+# Only the differential suite against the real Debezium 3.6.3 (docs/conformance.md; part of `make test`).
+test-conformance: $(STAMP)
+	scripts/services.sh install
+	scripts/services.sh up
+	set -a; eval "$$(scripts/services.sh env)"; set +a; \
+	CI=$${CI:-1} $(PY) -m pytest tests/conformance; rc=$$?; scripts/services.sh down; exit $$rc
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -m unit tests

@@ -5,10 +5,14 @@
 #   scripts/services.sh down      # stop both by pid
 #   scripts/services.sh env       # print the environment variables tests read
 # Env: LAKECDC_IT_DIR (default /tmp/lakecdc-it-$UID; must be traversable by the postgres and mysql users)
+# `up` also starts a second, throwaway MariaDB for the conformance suite (tests/conformance): the real Debezium
+# 3.6.3 has only its MySQL connector, which refuses MariaDB 10.11 but accepts a server reporting
+# --version=5.7.19-MariaDB-log (port LAKECDC_MARIADB_DBZ_PORT, default the MariaDB port + 1000).
 set -euo pipefail
 W=${LAKECDC_IT_DIR:-/tmp/lakecdc-it-$(id -u)}
 PG_PORT=${LAKECDC_PG_PORT:-55432}
 MY_PORT=${LAKECDC_MARIADB_PORT:-53306}
+DBZ_PORT=${LAKECDC_MARIADB_DBZ_PORT:-$((MY_PORT + 1000))}
 log() { printf '[services %(%T)T] %s\n' -1 "$*" >&2; }
 
 pgbin() {
@@ -22,6 +26,7 @@ install_all() {
   pgbin >/dev/null || need+=(postgresql)
   command -v mariadbd >/dev/null || need+=(mariadb-server mariadb-client)
   { [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || need+=(chromium chromium-driver)  # report browser test
+  command -v java >/dev/null || need+=(openjdk-17-jre-headless)  # the real Debezium (tests/conformance)
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]} from Debian"
     export DEBIAN_FRONTEND=noninteractive
@@ -47,21 +52,23 @@ up_postgres() {
     "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $W/pg -c wal_level=logical -c max_replication_slots=40 -c max_wal_senders=40 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null
 }
 
+# up_mariadb DIR PORT [extra mariadbd options...]
 up_mariadb() {
-  rm -rf "$W/maria"; mkdir -p "$W/maria"; chown mysql:mysql "$W/maria"
-  mariadb-install-db --no-defaults --user=mysql --datadir="$W/maria/data" \
-    --auth-root-authentication-method=normal --skip-test-db >"$W/maria/install-db.log" 2>&1
-  setsid mariadbd --no-defaults --user=mysql --datadir="$W/maria/data" \
-    --bind-address=127.0.0.1 --port="$MY_PORT" --socket="$W/maria/mysqld.sock" \
-    --pid-file="$W/maria/mysqld.pid" --log-error="$W/maria/error.log" \
-    --log-bin="$W/maria/data/binlog" --binlog-format=ROW --binlog-row-image=FULL \
+  local dir=$W/$1 port=$2; shift 2
+  rm -rf "$dir"; mkdir -p "$dir"; chown mysql:mysql "$dir"
+  mariadb-install-db --no-defaults --user=mysql --datadir="$dir/data" \
+    --auth-root-authentication-method=normal --skip-test-db >"$dir/install-db.log" 2>&1
+  setsid mariadbd --no-defaults --user=mysql --datadir="$dir/data" \
+    --bind-address=127.0.0.1 --port="$port" --socket="$dir/mysqld.sock" \
+    --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
+    --log-bin="$dir/data/binlog" --binlog-format=ROW --binlog-row-image=FULL \
     --binlog-row-metadata=FULL --binlog-annotate-row-events=ON --server-id=1 \
     --gtid-strict-mode=ON --log-slave-updates=ON --default-time-zone=+00:00 \
     --skip-name-resolve --innodb-buffer-pool-size=128M \
-    --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 </dev/null >/dev/null 2>&1 &
+    --innodb-flush-log-at-trx-commit=2 --sync-binlog=0 "$@" </dev/null >/dev/null 2>&1 &
   local end=$((SECONDS + 60))
-  until mariadb-admin --no-defaults -uroot -h127.0.0.1 -P"$MY_PORT" ping >/dev/null 2>&1; do
-    ((SECONDS < end)) || { log "mariadb did not start"; tail "$W/maria/error.log" >&2; return 1; }
+  until mariadb-admin --no-defaults -uroot -h127.0.0.1 -P"$port" ping >/dev/null 2>&1; do
+    ((SECONDS < end)) || { log "mariadb ($1) did not start"; tail "$dir/error.log" >&2; return 1; }
     sleep 0.1
   done
 }
@@ -79,6 +86,7 @@ stop_pidfile() {
 
 down() {
   stop_pidfile "$W/maria/mysqld.pid"
+  stop_pidfile "$W/maria-dbz/mysqld.pid"
   if [ -s "$W/pg/data/postmaster.pid" ]; then
     runuser -u postgres -- "$(pgbin)/pg_ctl" -D "$W/pg/data" -m fast -w stop >/dev/null 2>&1 || true
   fi
@@ -87,11 +95,14 @@ down() {
 print_env() {
   echo "LAKECDC_PG_DSN='host=127.0.0.1 port=$PG_PORT user=postgres dbname=postgres'"
   echo "LAKECDC_MARIADB_URL='mysql://root@127.0.0.1:$MY_PORT/'"
+  echo "LAKECDC_MARIADB_DBZ_URL='mysql://root@127.0.0.1:$DBZ_PORT/'"
 }
 
 case "${1:-up}" in
   install) install_all ;;
-  up) down; mkdir -p "$W"; chmod 755 "$W"; s=$SECONDS; up_postgres; up_mariadb; log "postgres :$PG_PORT and mariadb :$MY_PORT up in $((SECONDS - s))s" ;;
+  up) down; mkdir -p "$W"; chmod 755 "$W"; s=$SECONDS; up_postgres; up_mariadb maria "$MY_PORT"
+      up_mariadb maria-dbz "$DBZ_PORT" --version=5.7.19-MariaDB-log --innodb-buffer-pool-size=64M
+      log "postgres :$PG_PORT, mariadb :$MY_PORT and mariadb for Debezium :$DBZ_PORT up in $((SECONDS - s))s" ;;
   down) down; log "services stopped" ;;
   env) print_env ;;
   *) echo "usage: $0 install|up|down|env" >&2; exit 2 ;;

@@ -1,0 +1,70 @@
+"""MariaDB: Debezium 3.6.3's MySQL connector (the wheel has no MariaDB connector) reads a MariaDB started
+as --version=5.7.19-MariaDB-log, and lakecdc's MariaDB connector reads the same server; four runs cover
+every handling mode (mariadb_workload.py). Keys, row values, envelopes and schemas must be identical; the
+binlog coordinates the MySQL connector cannot read on MariaDB are compared against seed 004 instead."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conformance import mariadb_workload as my
+from tests.conformance.capture import Captured
+from tests.conformance.compare import to_event
+from tests.conformance.conftest import compared
+
+pytestmark = pytest.mark.integration
+
+# seed 004 section 3.4: the fields of io.debezium.connector.mariadb.Source
+SEED_004_SOURCE_FIELDS = ("version", "connector", "name", "ts_ms", "ts_us", "ts_ns", "snapshot", "db", "table",
+                          "server_id", "gtid", "file", "pos", "row", "thread", "query")
+
+
+@pytest.mark.parametrize("run", list(my.RUNS))
+def test_events_identical_to_debezium(mariadb_captured: Captured, run: str) -> None:
+    result = compared("mariadb", mariadb_captured, run)
+    if result.groups:
+        pytest.fail(result.report(examples=2), pytrace=False)
+
+
+@pytest.mark.parametrize("run", list(my.RUNS))
+def test_every_type_row_went_through_snapshot_and_streaming(mariadb_captured: Captured, run: str) -> None:
+    debezium, _ = mariadb_captured.runs[run]
+    rows = {e.op: e.payload["after"] for e in map(to_event, debezium)
+            if e.topic == f"{run}.{run}.types" and e.op in ("r", "c")
+            and (e.payload.get("after") or {}).get("id") in (1, my.STREAM_ID + 1)}
+    assert set(rows) == {"r", "c"}
+    for t in my.TYPES:
+        for op in ("r", "c"):
+            assert f"c_{t.name}" in rows[op], (t.name, op)
+
+
+def test_mariadb_source_fields_as_seed_004(mariadb_captured: Captured) -> None:
+    """What the MySQL connector cannot tell on MariaDB, checked against seed 004: the source block has the
+    seed's fields, names the connector mariadb, and streamed events carry MariaDB's GTID
+    (domain-server-sequence), the server id, binlog file and position."""
+    _, lakecdc = mariadb_captured.runs[my.SCENARIO_RUN]
+    events = [e for e in map(to_event, lakecdc) if e.kind == "data"]
+    assert events
+    for e in events:
+        source_schema = next(f for f in e.value["schema"]["fields"] if f["field"] == "source")
+        assert source_schema["name"] == "io.debezium.connector.mariadb.Source"
+        assert set(SEED_004_SOURCE_FIELDS) <= {f["field"] for f in source_schema["fields"]}
+        source = e.payload["source"]
+        assert source["connector"] == "mariadb"
+        assert re.fullmatch(r"binlog\.\d{6}", source["file"]) and source["pos"] > 0
+        if e.phase == "streaming":
+            assert re.fullmatch(r"\d+-\d+-\d+", source["gtid"] or ""), source
+            assert source["server_id"] == 1
+            assert source["thread"] is None or source["thread"] > 0
+
+
+def test_mariadb_exceptions_are_still_needed(mariadb_captured: Captured) -> None:
+    """Pins the written exceptions mariadb-connector-name and mariadb-source-schema-name: the reference is
+    the MySQL connector."""
+    debezium, _ = mariadb_captured.runs[my.SCENARIO_RUN]
+    e = next(e for e in map(to_event, debezium) if e.kind == "data")
+    assert e.payload["source"]["connector"] == "mysql"
+    source_schema = next(f for f in e.value["schema"]["fields"] if f["field"] == "source")
+    assert source_schema["name"] == "io.debezium.connector.mysql.Source"
