@@ -361,8 +361,9 @@ class Workload:
         of the table is what carries its new shape to the connector). `first`: "shape" for one changing the
         table's columns, "truncate" for a truncate."""
         table = self.rng.choice([t for t in self.tables.values() if t.ddl])
-        action = first if first == "truncate" else self.rng.choice(
-            ("add", "add", "drop", "rename", "widen") + (() if first == "shape" else ("truncate",)))
+        shapes = ("add", "add", "add", "drop", "drop", "rename", "rename", "widen", "widen")
+        # truncates are rare: a later one of the same table would hide the loss of an earlier one
+        action = first if first == "truncate" else self.rng.choice(shapes + (() if first == "shape" else ("truncate",)))
         alter = f"ALTER TABLE {self.qt(table)} "
         pg = self.dialect == "postgresql"
         self.counter += 1
@@ -710,6 +711,10 @@ class Scenario:
         self.events_dir = self.project.warehouse / "bronze" / f"{SOURCE}_events"
         self.schema_dir = self.project.warehouse / "bronze" / f"{SOURCE}_schema_changes"
         self.proc: subprocess.Popen | None = None
+        self.began = time.monotonic()
+
+    def log(self, line: str) -> None:
+        self.say(f"[{time.monotonic() - self.began:5.0f}s] {line}")
 
     # -- ingest process ----------------------------------------------------------------------------------------
 
@@ -745,7 +750,7 @@ class Scenario:
         self.proc = None
         phase = newest_phase(self.events_dir) if delta_versions(self.events_dir) else "nothing landed"
         self.result.kills.append(Kill(after, phase))
-        self.say(f"  kill {len(self.result.kills)} after {after} ({phase})")
+        self.log(f"kill {len(self.result.kills)} after {after} ({phase})")
 
     def concurrently(self, steps: int, ddl: int, first: str = "") -> threading.Thread:
         """The next `steps` workload transactions in a thread; errors are re-raised by `join`."""
@@ -814,6 +819,7 @@ class Scenario:
         self.project.prepare_models()                  # schema rebuild + generate
         log_size = self.project.dbt_log().stat().st_size if self.project.dbt_log().exists() else 0
         self.project.dbt_build_local()
+        self.log(f"{stage} done; comparing")
         self.result.stages[stage] = self.compare()
         if log_size:  # the incremental build merged into every table silver already had
             built = self.project.dbt_log().read_text(errors="replace")[log_size:]
@@ -840,19 +846,20 @@ class Scenario:
                 history = [Mismatch(f"{name}_history (current)", "", 0, len(source),
                                     [f"the same {len(history)} mismatch(es) as {name}"])]
             found += mismatches + history
-            self.result.notes += [n for n in notes if n not in self.result.notes]
+            # one note per table: the latest (the second build's list includes the first's)
+            self.result.notes = [n for n in self.result.notes if not n.startswith(f"{name}:")] + notes
         return found
 
     def run(self) -> CaseResult:
-        began = time.monotonic()
+        self.began = began = time.monotonic()
         try:
-            self.say(f"{self.side.dialect} seed {self.result.seed}: setup")
+            self.log(f"{self.side.dialect} seed {self.result.seed}: setup")
             self.side.setup(self.workload, self.sizes.rows)
             self.workload_1()
-            self.say("  build 1")
+            self.log("catch-up, schema rebuild, generate, dbt build")
             self.build_and_compare("first build")
             self.workload_2()
-            self.say("  build 2 (incremental)")
+            self.log("catch-up, schema rebuild, generate, incremental dbt build")
             self.build_and_compare("incremental build")
         finally:
             if self.proc is not None:
