@@ -233,6 +233,9 @@ class Workload:
         self.rng = random.Random(seed)
         self.values = Values(self.rng)
         self.tables = {t.name: t for t in initial_tables()}
+        if dialect == "mariadb":  # MariaDB's largest DECIMAL
+            nbig = self.tables["nums"].column("nbig")
+            nbig.size, nbig.scale = 65, 30
         self.counter = 0      # unique names of added / renamed columns
         self.statements = 0
         self.ddl_done: list[str] = []
