@@ -700,6 +700,27 @@ def newest_phase(events_dir: Path) -> str:
     return "snapshot" if newest["op"] == "r" else "streaming"
 
 
+class Segment(threading.Thread):
+    """Workload statements run beside the ingest; `finish` waits for them and re-raises their error."""
+
+    def __init__(self, work: Callable[[], None]) -> None:
+        super().__init__(daemon=True)
+        self.work = work
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.work()
+        except BaseException as exc:  # re-raised by finish(), in the test's thread
+            self.error = exc
+
+    def finish(self, timeout: float = 600) -> None:
+        self.join(timeout)
+        assert not self.is_alive(), "the workload did not finish"
+        if self.error is not None:
+            raise self.error
+
+
 class Scenario:
     """One case: a source (PostgresSide / MariaSide), a seed, sizes; `run()` returns the CaseResult."""
 
@@ -755,28 +776,11 @@ class Scenario:
         self.result.kills.append(Kill(after, phase))
         self.log(f"kill {len(self.result.kills)} after {after} ({phase})")
 
-    def concurrently(self, steps: int, ddl: int, first: str = "") -> threading.Thread:
-        """The next `steps` workload transactions in a thread; errors are re-raised by `join`."""
-        errors: list[BaseException] = []
-
-        def body() -> None:
-            try:
-                self.workload.execute(self.workload.transactions(steps, ddl, first))
-            except BaseException as exc:  # re-raised in the test's thread
-                errors.append(exc)
-
-        thread = threading.Thread(target=body, daemon=True)
-        original_join = thread.join
-
-        def join(timeout: float | None = 600) -> None:
-            original_join(timeout)
-            assert not thread.is_alive(), "the workload did not finish"
-            if errors:
-                raise errors[0]
-
-        thread.join = join  # type: ignore[method-assign]
-        thread.start()
-        return thread
+    def concurrently(self, steps: int, ddl: int, first: str = "") -> Segment:
+        """The next `steps` workload transactions, in a thread."""
+        segment = Segment(lambda: self.workload.execute(self.workload.transactions(steps, ddl, first)))
+        segment.start()
+        return segment
 
     # -- stages -------------------------------------------------------------------------------------------------
 
@@ -795,7 +799,7 @@ class Scenario:
         self.start()
         self.wait_commit(self.events_dir)
         self.kill("events commit")
-        segment.join()
+        segment.finish()
         for i in range(s.segments):
             schema = i % 2 == 1 and s.ddl > 0
             truncate = i % 4 == 3 and self.side.dialect == "mariadb"  # PostgreSQL's lands no schema change
@@ -803,9 +807,9 @@ class Scenario:
             segment = self.concurrently(s.steps, s.ddl, first="truncate" if truncate else "shape" if schema else "")
             self.wait_commit(self.schema_dir if schema else self.events_dir, streaming=not schema)
             self.kill("schema commit" if schema else "events commit")
-            segment.join()
+            segment.finish()
         self.start()
-        self.concurrently(s.steps, s.ddl).join()
+        self.concurrently(s.steps, s.ddl).finish()
         self.kill("workload end")
 
     def workload_2(self) -> None:
@@ -814,8 +818,8 @@ class Scenario:
         segment = self.concurrently(s.steps, s.ddl)
         self.wait_commit(self.events_dir, streaming=True)
         self.kill("events commit")
-        segment.join()
-        self.concurrently(s.steps, 1).join()   # not ingested until the catch-up run
+        segment.finish()
+        self.concurrently(s.steps, 1).finish()   # not ingested until the catch-up run
 
     def build_and_compare(self, stage: str) -> None:
         self.project.ingest()                          # catch-up: `run --until-caught-up`
