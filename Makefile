@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test test-unit test-conformance lint demo bench soak services-up services-down clean
+.PHONY: venv test test-unit test-conformance lint demo bench soak soak-silver services-up services-down clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,17 @@ soak: $(STAMP)
 	scripts/services.sh up
 	set -a; eval "$$(scripts/services.sh env)"; set +a; rc=0; \
 	$(PY) bench/soak.py --minutes $(SOAK_MINUTES) || rc=1; \
+	scripts/services.sh down; exit $$rc
+
+# Issue 17's randomized end-to-end scenario, long form: seeds SOAK_SEEDS first, then more until SOAK_MINUTES,
+# sizes of tests/test_e2e_random.py times SOAK_SCALE; every silver table compared exactly with its source.
+SOAK_SEEDS ?= 1,2,3
+SOAK_SCALE ?= 4
+soak-silver: $(STAMP)
+	scripts/services.sh install
+	scripts/services.sh up
+	set -a; eval "$$(scripts/services.sh env)"; set +a; rc=0; \
+	$(PY) bench/soak.py --silver --minutes $(SOAK_MINUTES) --seeds $(SOAK_SEEDS) --scale $(SOAK_SCALE) || rc=1; \
 	scripts/services.sh down; exit $$rc
 
 services-up:

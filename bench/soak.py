@@ -3,12 +3,19 @@
 catches up without interruption and bronze, replayed in seq order, must equal every source table.
 
     .venv/bin/python bench/soak.py [--minutes 10] [--only postgresql|mariadb] [--seed 1]
+    .venv/bin/python bench/soak.py --silver [--minutes 30] [--seeds 1,2,3] [--scale 4] [--only ...]
 
 PostgreSQL: inserts, updates, deletes, primary-key changes, TOASTed values, truncates and new tables
 (tests/test_pg_e2e.py's workload), through the `lakecdc run` CLI. MariaDB: DML plus ADD/DROP/MODIFY/
 CHANGE/RENAME COLUMN, RENAME TABLE, CREATE/DROP TABLE (tests/test_mysql_e2e.py's workload), through the
 connector and BronzeWriter in a subprocess. Prints kills, events landed and the result; exit status 1
 when bronze differs from the source. Needs the services of `make services-up` (scripts/services.sh env).
+
+--silver (`make soak-silver`): issue 17's randomized end-to-end scenario (tests/e2e_workload.py: random
+workload, SIGKILLs after bronze commits, catch-up, schema rebuild, generate, dbt build, a second workload and
+an incremental build) with the sizes of tests/test_e2e_random.py times --scale, for each seed of --seeds on each
+source in turn, then further seeds until --minutes have passed; every silver table must equal its source
+exactly. Prints each case's kills, DDL and mismatches (table, column, count, examples).
 """
 
 from __future__ import annotations
@@ -116,11 +123,41 @@ def soak_mariadb(minutes: float, seed: int, work: Path) -> bool:
     return True
 
 
+def soak_silver(minutes: float, seeds: list[int], scale: float, only: str | None, work: Path) -> bool:
+    """Issue 17's scenario, case after case: the given seeds, then the next ones until `minutes` have passed."""
+    from urllib.parse import urlparse
+
+    from tests.e2e_workload import MariaSide, PostgresSide, Scenario, Sizes
+
+    url = urlparse(os.environ["LAKECDC_MARIADB_URL"])
+    params = {"host": url.hostname or "127.0.0.1", "port": url.port or 3306, "user": url.username or "root",
+              "password": url.password or ""}
+    dialects = [d for d in ("postgresql", "mariadb") if only in (None, d)]
+    deadline, ok, case = time.monotonic() + minutes * 60, True, 0
+    queue = list(seeds)
+    while queue:
+        seed = queue.pop(0)
+        for dialect in dialects:
+            case += 1
+            side = PostgresSide(os.environ["LAKECDC_PG_DSN"]) if dialect == "postgresql" else MariaSide(params)
+            (work / f"case{case}").mkdir()
+            result = Scenario(side, seed, work / f"case{case}", Sizes().scaled(scale),
+                              log=lambda line: print(line, flush=True)).run()
+            print(result.report(), flush=True)
+            ok &= not result.mismatches
+        if not queue and time.monotonic() < deadline:
+            queue.append(seed + 1)
+    return ok
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--minutes", type=float, default=10.0, help="workload and kill phase per source")
     ap.add_argument("--only", choices=["postgresql", "mariadb"])
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--silver", action="store_true", help="issue 17's randomized scenario, silver compared exactly")
+    ap.add_argument("--seeds", default="1", help="with --silver: comma-separated seeds run first")
+    ap.add_argument("--scale", type=float, default=4.0, help="with --silver: sizes of the make-test cases times this")
     args = ap.parse_args()
     for var in ("LAKECDC_PG_DSN", "LAKECDC_MARIADB_URL"):
         if var not in os.environ:
@@ -128,6 +165,10 @@ def main() -> int:
             return 2
     ok = True
     with tempfile.TemporaryDirectory(prefix="lakecdc_soak_") as tmp:
+        if args.silver:
+            ok = soak_silver(args.minutes, [int(s) for s in args.seeds.split(",")], args.scale, args.only, Path(tmp))
+            print("soak --silver: PASS" if ok else "soak --silver: FAIL")
+            return 0 if ok else 1
         if args.only in (None, "postgresql"):
             print(f"postgresql: {args.minutes:g} minutes")
             (Path(tmp) / "pg").mkdir()
