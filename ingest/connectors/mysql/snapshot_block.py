@@ -38,7 +38,8 @@ from ingest.sqlutil import quote_ident
 
 Fragments = Callable[[pa.Array], pa.Array]  # CSV text of a column -> JSON text of each value (no nulls)
 _HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
-_FLOAT_TYPES = {"REAL", "FLOAT", "FLOAT4", "DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
+# 8-byte floats: the server's text is the double. A FLOAT column goes through its converter (types.float32_*).
+_FLOAT_TYPES = {"REAL", "DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
 
 
 # ---------------------------------------------------------------------------------------------- Arrow helpers

@@ -15,9 +15,12 @@ import base64
 import datetime as dt
 import decimal
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ingest.events import connect_schema as cs
 from ingest.events.json_converter import decimal_base64
@@ -62,9 +65,13 @@ def _bytes_json(raw: bytes) -> str:
     return base64.b64encode(raw).decode("ascii")
 
 
-def _binary_converter(mode: str) -> Converter:
+def _binary_converter(mode: str, pad_to: int = 0) -> Converter:
+    """`pad_to`: BINARY(n) length. The binlog stores BINARY values without their trailing zero bytes; the
+    snapshot (and Debezium, in both) gives them padded to the column length."""
+
     def to_bytes(v: Any) -> bytes:
-        return v if isinstance(v, bytes | bytearray) else str(v).encode("utf-8", "surrogateescape")
+        raw = v if isinstance(v, bytes | bytearray) else str(v).encode("utf-8", "surrogateescape")
+        return raw.ljust(pad_to, b"\0") if len(raw) < pad_to else raw
 
     if mode == "base64":
         return lambda v: base64.b64encode(to_bytes(v)).decode("ascii")
@@ -82,6 +89,20 @@ def _decimal_bytes(value: decimal.Decimal, scale: int) -> str:
     """Connect Decimal: the unscaled value as big-endian two's complement, base64 in JSON."""
     unscaled = int(value.scaleb(scale, _EXACT).to_integral_value(rounding=decimal.ROUND_HALF_UP, context=_EXACT))
     return decimal_base64(unscaled)
+
+
+_F32 = struct.Struct("<f")
+
+
+def float32_widened(v: Any) -> float:
+    """The 4-byte float nearest to `v` (server text or a binlog float), as an exact double."""
+    return _F32.unpack(_F32.pack(float(v)))[0]
+
+
+def float32_value(v: Any) -> float:
+    """A FLOAT value as Debezium writes it: the Java float's shortest decimal text (0.3, not the double
+    0.30000001192092896 that the same 4 bytes widen to). numpy prints the shortest float32 round-trip text."""
+    return float(str(np.float32(v)))
 
 
 def _to_decimal(v: Any) -> decimal.Decimal:
@@ -159,10 +180,16 @@ def _set_value(allowed: list[str]) -> Converter:
     return run
 
 
+def _srid(raw: bytes) -> int | None:
+    """The 4-byte little-endian SRID in front of MySQL's internal geometry value; 0 (none given) is null, as
+    Debezium writes it."""
+    return int.from_bytes(raw[:4], "little") or None
+
+
 def _geometry(v: Any) -> dict[str, Any]:
     """MySQL's internal geometry value: 4-byte little-endian SRID then WKB."""
     raw = bytes(v)
-    return {"wkb": _bytes_json(raw[4:]), "srid": int.from_bytes(raw[:4], "little")}
+    return {"wkb": _bytes_json(raw[4:]), "srid": _srid(raw)}
 
 
 def _text(v: Any) -> str:
@@ -217,9 +244,11 @@ def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converte
     if name in ("REAL",):
         return cs.float32(optional), float
     if name in ("FLOAT", "FLOAT4"):
-        if scale is not None or (length is not None and length > 23):
+        if length is not None and length > 23 and scale is None:  # FLOAT(24..53) is a DOUBLE
             return cs.float64(optional), float
-        return cs.float32(optional), float
+        if scale is not None:  # FLOAT(M,D): a 4-byte float, widened to a double as Debezium does (Java float -> double)
+            return cs.float64(optional), float32_widened
+        return cs.float32(optional), float32_value
     if name in ("DOUBLE", "DOUBLE PRECISION", "FLOAT8"):
         return cs.float64(optional), float
     if name in DECIMAL_TYPES:
@@ -228,7 +257,7 @@ def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converte
         return cs.string(optional), _text
     if name in BINARY_TYPES:
         kind = cs.bytes_(optional) if options.binary_mode == "bytes" else cs.string(optional)
-        return kind, _binary_converter(options.binary_mode)
+        return kind, _binary_converter(options.binary_mode, (length or 1) if name == "BINARY" else 0)
     if name == "JSON":
         return cs.string(optional, name="io.debezium.data.Json", version=1), _json_text
     if name == "ENUM":
@@ -316,6 +345,6 @@ def _point(optional: bool) -> tuple[cs.Schema, Converter]:
         wkb = raw[4:]
         order = "<" if wkb[0] == 1 else ">"
         x, y = _struct.unpack(order + "dd", wkb[5:21])
-        return {"x": x, "y": y, "wkb": _bytes_json(wkb), "srid": int.from_bytes(raw[:4], "little")}
+        return {"x": x, "y": y, "wkb": _bytes_json(wkb), "srid": _srid(raw)}
 
     return schema, run
