@@ -100,3 +100,62 @@ def test_keyless_delete_is_followed_by_a_tombstone(mariadb_params, captured, tom
     if tombstones == "true":
         expected.append((None, None, True))
     assert keyless == expected
+
+
+# SHOW CREATE TABLE text of tests/mysql_debezium.py's `defs` table on MariaDB 10.11, and the field schema
+# defaults the real Debezium 3.6.3 MySQL connector wrote for it (default modes)
+DEFAULTS_DDL = """CREATE TABLE `defs` (
+  `id` int(11) NOT NULL, `a` int(11) NOT NULL DEFAULT 7, `b` varchar(5) DEFAULT 'x''y',
+  `c` decimal(5,2) DEFAULT 1.50, `d` date DEFAULT '2020-01-02', `e` datetime(3) DEFAULT current_timestamp(3),
+  `f` timestamp NOT NULL DEFAULT current_timestamp() ON UPDATE current_timestamp(),
+  `g` enum('p','q') NOT NULL DEFAULT 'q', `h` set('x','y') DEFAULT 'x,y', `i` bit(8) DEFAULT b'101',
+  `j` time DEFAULT '01:02:03', `l` varchar(3) DEFAULT NULL, `m` tinyint(1) DEFAULT 1,
+  `n` bigint(20) unsigned DEFAULT 18446744073709551615, `o` binary(2) DEFAULT 'a\\0', `p` int(11) DEFAULT (1 + 1),
+  `q` timestamp NULL DEFAULT '2020-01-01 00:00:00', `r` year(4) DEFAULT 2020, `s` datetime DEFAULT '2020-01-01 10:00:00',
+  `u` bit(1) DEFAULT b'1', `v` datetime NOT NULL DEFAULT current_timestamp(),
+  `w` timestamp(3) NULL DEFAULT current_timestamp(3), `x` varbinary(4) DEFAULT 'ab', `y` time(6) DEFAULT '-01:00:00.5',
+  `z` decimal(30,2) DEFAULT 0.00, PRIMARY KEY (`id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"""
+DEBEZIUM_DEFAULTS = {"a": 7, "b": "x''y", "c": "AJY=", "d": 18263, "e": 0, "f": "1970-01-01T00:00:00Z", "g": "q",
+                     "h": "x,y", "i": "BQ==", "j": 3723000000, "m": 1, "n": 9223372036854775807, "o": "YVww",
+                     "q": "2020-01-01T00:00:00Z", "r": 2020, "s": 1577872800000, "u": True, "v": 0, "x": "YWI=",
+                     "y": -3600500000, "z": "AA=="}
+
+
+def test_field_schemas_carry_column_defaults_as_debezium_writes_them():
+    from ingest.connectors.mysql.codec import build_codec
+    from ingest.connectors.mysql.filters import Filters
+    from ingest.connectors.mysql.schema_track import SchemaTracker
+    from ingest.connectors.mysql.types import TypeOptions
+
+    tracker = SchemaTracker("mariadb")
+    tracker.apply(DEFAULTS_DDL, "db")
+    codec = build_codec("mariadb", "d", tracker.table("db", "defs"), Filters(), TypeOptions())
+    row = next(f for f in codec.schemas.envelope_schema["fields"] if f["field"] == "after")
+    defaults = {f["field"]: f["default"] for f in row["fields"] if "default" in f}
+    assert defaults == DEBEZIUM_DEFAULTS  # no default for id, DEFAULT NULL (l), expressions (p), nullable w
+
+
+def test_time_of_day_and_zoned_timestamp_forms(mariadb_params):
+    """time.precision.mode=connect: TIME outside 00:00..24:00 is null (Kafka Connect's Time is a time of
+    day). TIMESTAMP(3): a snapshot value in ISO-8601's shortest form, a streamed one with 3 digits."""
+    db = "mysqlsv_forms"
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {db}")
+        cur.execute(f"CREATE DATABASE {db}")
+        cur.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, tm TIME(3), ts TIMESTAMP(3) NULL)")
+        cur.execute(f"INSERT INTO {db}.t VALUES (1, '-00:00:01', '2020-01-01 00:00:00.100'), "
+                    "(2, '25:00:00', '2020-01-01 00:00:00'), (3, '01:00:00.5', NULL)")
+    props = {"time.precision.mode": "connect", "database.include.list": db}
+    snapshot, state = _drain(_connector(mariadb_params, **props), ResumeState())
+    with conn.cursor() as cur:
+        cur.execute(f"INSERT INTO {db}.t SELECT id + 10, tm, ts FROM {db}.t")
+    conn.close()
+    streamed, _ = _drain(_connector(mariadb_params, **props), state)
+    snap = [json.loads(e["value"])["after"] for e in snapshot if e["op"] == "r"]
+    rows = [json.loads(e["value"])["after"] for e in streamed if e["op"] == "c"]
+    assert [(r["tm"], r["ts"]) for r in snap] == [
+        (None, "2020-01-01T00:00:00.1Z"), (None, "2020-01-01T00:00:00Z"), (3_600_500, None)]
+    assert [(r["tm"], r["ts"]) for r in rows] == [
+        (None, "2020-01-01T00:00:00.100Z"), (None, "2020-01-01T00:00:00.000Z"), (3_600_500, None)]

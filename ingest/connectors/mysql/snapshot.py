@@ -26,6 +26,7 @@ import pymysql
 from ingest.bronze.contract import BronzeEvent, BronzeEventBlock
 from ingest.connectors.base import Batch, BatchLimits
 from ingest.connectors.mysql import server
+from ingest.connectors.mysql.emit import envelope_texts
 from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param
 from ingest.errors import LakecdcError
 from ingest.sqlutil import quote_ident
@@ -208,11 +209,13 @@ class Snapshotter:
                         next_key = reader.last_key(chunk) if n else after_key
                         if n >= asked:
                             future = reader.submit(next_key, min(chunk_size, limit * 2))
-                        ts = c_ms()
+                        ts_ns = time.time_ns()
+                        ts = ts_ns // 1_000_000
                         source = c.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos, snapshot=True)
-                        envelope = Envelope(orjson.dumps(source).decode(), ts, position_head, position_tail)
+                        envelope = Envelope(*envelope_texts(codec.schemas, "r", source, ts_ns), ts, ts_ns,
+                                            position_head, position_tail)
                         try:
-                            columns = reader.events(chunk, envelope, seq_prefix, ordinal, time.time_ns()) if n else None
+                            columns = reader.events(chunk, envelope, seq_prefix, ordinal) if n else None
                         except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
                             # a value Arrow cannot convert: the row path reads this chunk (and converts it, or
                             # fails on it, exactly as it always did)

@@ -138,6 +138,11 @@ def _time_micros(v: Any) -> int:
     raise TypeError(f"not a TIME value: {v!r}")
 
 
+def _time_of_day_millis(v: Any) -> int | None:
+    micros = _time_micros(v)
+    return micros // 1000 if 0 <= micros < 86_400_000_000 else None
+
+
 def _temporal(convert: Callable[[Any], Any], nullable: bool, zero: Any) -> Converter:
     """Zero dates: null when the column is nullable, else the epoch (seed 004 section 5.2)."""
 
@@ -150,16 +155,33 @@ def _temporal(convert: Callable[[Any], Any], nullable: bool, zero: Any) -> Conve
     return run
 
 
-def _zoned(fsp: int) -> Converter:
+def _zoned(fsp: int, shortest: bool = False) -> Converter:
+    """ZonedTimestamp text. Debezium writes a binlog value with exactly `fsp` fraction digits, a snapshot
+    value (read through JDBC) in ISO-8601's shortest form (`shortest`: no trailing zeros, no fraction for a
+    whole second): '2020-01-01T00:00:00.000Z' streamed is '2020-01-01T00:00:00Z' in the snapshot."""
+
     def run(v: Any) -> str:
         if isinstance(v, dt.datetime) and v.tzinfo is not None:
             v = v.astimezone(dt.UTC).replace(tzinfo=None)
         text = v.strftime("%Y-%m-%dT%H:%M:%S")
         if fsp > 0:
-            text += "." + f"{v.microsecond:06d}"[:fsp]
+            digits = f"{v.microsecond:06d}"[:fsp]
+            if shortest:
+                digits = digits.rstrip("0")
+            if digits:
+                text += "." + digits
         return text + "Z"
 
     return run
+
+
+def snapshot_converter(column: Any, convert: Converter) -> Converter:
+    """The converter of a column's snapshot values: column_type's, but TIMESTAMP in its snapshot form."""
+    name, _ = base_type(column)
+    if name != "TIMESTAMP":
+        return convert
+    shortest = _zoned(column.length or 0, shortest=True)
+    return _temporal(shortest, bool(column.nullable), shortest(EPOCH))
 
 
 def _year(v: Any) -> int:
@@ -289,6 +311,8 @@ def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converte
         fsp = length or 0
         if tpm == "connect" or (tpm == "adaptive" and fsp <= 3):
             semantic = "org.apache.kafka.connect.data.Time" if tpm == "connect" else "io.debezium.time.Time"
+            if tpm == "connect":  # Kafka Connect's Time is a time of day: Debezium writes null outside one day
+                return cs.int32(optional, name=semantic, version=1), _time_of_day_millis
             return cs.int32(optional, name=semantic, version=1), lambda v: _time_micros(v) // 1000
         return cs.int64(optional, name="io.debezium.time.MicroTime", version=1), _time_micros
     if name == "POINT":
@@ -348,3 +372,59 @@ def _point(optional: bool) -> tuple[cs.Schema, Converter]:
         return {"x": x, "y": y, "wkb": _bytes_json(wkb), "srid": _srid(raw)}
 
     return schema, run
+
+
+# ---------------------------------------------------------------------------------------------- defaults
+_TIME_TEXT = re.compile(r"^\s*(-)?(\d+):(\d{1,2}):(\d{1,2})(?:\.(\d{1,6}))?\s*$")
+_BIT_LITERAL = re.compile(r"^[bB]'([01]*)'$")
+
+
+_ESCAPES = str.maketrans({"\\": "\\\\", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z", "'": "''"})
+
+
+def _as_written(text: str) -> str:
+    """A string default as SHOW CREATE TABLE writes it between its quotes: Debezium takes that text as the
+    value without undoing the escapes ('it''s' -> it''s, BINARY(2) 'a' -> 'a\\0' -> a\\0)."""
+    return text.translate(_ESCAPES)
+
+
+def default_value(column: Any, convert: Converter, options: TypeOptions) -> Any:
+    """The Connect schema `default` of a column, in JSON form, as Debezium's MySQL connector derives it from
+    the DEFAULT clause; None when the schema has none (no default, DEFAULT NULL, or an expression)."""
+    if not getattr(column, "has_default", False) or column.default is None:
+        return None
+    text = str(column.default)
+    name, unsigned = base_type(column)
+    try:
+        if not column.default_is_literal:
+            if name == "BIT" and _BIT_LITERAL.match(text):
+                return convert(_BIT_LITERAL.match(text).group(1) or "0")  # type: ignore[union-attr]
+            if text.lower().startswith(("current_timestamp", "now(", "localtimestamp")):
+                # CURRENT_TIMESTAMP: the epoch for DATETIME; for TIMESTAMP only when the column is NOT NULL
+                if name == "DATETIME":
+                    return 0
+                if name == "TIMESTAMP" and not column.nullable:
+                    return convert(EPOCH)
+            return None
+        if name in INT_TYPES and name in ("BIGINT", "INT8") and unsigned and options.bigint_unsigned_mode == "long":
+            return min(int(text), (1 << 63) - 1)  # Debezium saturates what a long cannot hold
+        if name in STRING_TYPES:
+            return convert(_as_written(text))
+        if name == "DATE":
+            return convert(text if _is_zero_date(text) else dt.date.fromisoformat(text))
+        if name in ("DATETIME", "TIMESTAMP"):
+            return convert(text if _is_zero_date(text) else dt.datetime.fromisoformat(text))
+        if name == "TIME":
+            match = _TIME_TEXT.match(text)
+            if match is None:
+                return None
+            sign, h, m, sec, frac = match.groups()
+            micros = ((int(h) * 60 + int(m)) * 60 + int(sec)) * 1_000_000 + int((frac or "0").ljust(6, "0"))
+            return convert(dt.timedelta(microseconds=-micros if sign else micros))
+        if name in BINARY_TYPES:
+            return convert(_as_written(text).encode("utf-8"))
+        if name in GEOMETRY_TYPES or name in ("POINT", "JSON"):
+            return None
+        return convert(text)
+    except (ValueError, TypeError, ArithmeticError):
+        return None  # a default this mapping cannot read: the schema goes without one
