@@ -45,9 +45,9 @@ def _drain(conn: MySqlConnector, resume: ResumeState) -> tuple[list, ResumeState
     events, last = [], None
     for batch in conn.batches(resume, BatchLimits(max_events=1000, max_seconds=10)):
         for block in batch.blocks:
-            events += block.columns.select(["topic", "op", "key", "value", "seq", "position"]).to_pylist()
+            events += block.columns.select(["topic", "op", "key", "value", "seq", "position", "snapshot"]).to_pylist()
         events += [{"topic": e.topic, "op": e.op, "key": e.key, "value": e.value, "seq": e.seq,
-                    "position": e.position} for e in batch.events]
+                    "position": e.position, "snapshot": e.snapshot} for e in batch.events]
         if batch.caught_up:
             break
     conn.close()
@@ -111,7 +111,8 @@ DEFAULTS_DDL = """CREATE TABLE `defs` (
   `g` enum('p','q') NOT NULL DEFAULT 'q', `h` set('x','y') DEFAULT 'x,y', `i` bit(8) DEFAULT b'101',
   `j` time DEFAULT '01:02:03', `l` varchar(3) DEFAULT NULL, `m` tinyint(1) DEFAULT 1,
   `n` bigint(20) unsigned DEFAULT 18446744073709551615, `o` binary(2) DEFAULT 'a\\0', `p` int(11) DEFAULT (1 + 1),
-  `q` timestamp NULL DEFAULT '2020-01-01 00:00:00', `r` year(4) DEFAULT 2020, `s` datetime DEFAULT '2020-01-01 10:00:00',
+  `q` timestamp NULL DEFAULT '2020-01-01 00:00:00', `r` year(4) DEFAULT 2020,
+  `s` datetime DEFAULT '2020-01-01 10:00:00',
   `u` bit(1) DEFAULT b'1', `v` datetime NOT NULL DEFAULT current_timestamp(),
   `w` timestamp(3) NULL DEFAULT current_timestamp(3), `x` varbinary(4) DEFAULT 'ab', `y` time(6) DEFAULT '-01:00:00.5',
   `z` decimal(30,2) DEFAULT 0.00, PRIMARY KEY (`id`)
@@ -159,3 +160,32 @@ def test_time_of_day_and_zoned_timestamp_forms(mariadb_params):
         (None, "2020-01-01T00:00:00.1Z"), (None, "2020-01-01T00:00:00Z"), (3_600_500, None)]
     assert [(r["tm"], r["ts"]) for r in rows] == [
         (None, "2020-01-01T00:00:00.100Z"), (None, "2020-01-01T00:00:00.000Z"), (3_600_500, None)]
+
+
+@pytest.mark.parametrize("chunk", ["1", "2", "1000"])
+def test_snapshot_rows_are_marked_as_debezium_marks_them(mariadb_params, chunk):
+    """source.snapshot: first / first_in_data_collection / true / last_in_data_collection / last (Debezium
+    3.6.3, measured), on the columnar path (keyed tables, in chunks) and the row path (keyless table)."""
+    db = "mysqlsv_marks"
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {db}")
+        cur.execute(f"CREATE DATABASE {db}")
+        cur.execute(f"CREATE TABLE {db}.a (id INT PRIMARY KEY)")
+        cur.execute(f"CREATE TABLE {db}.b (id INT PRIMARY KEY)")
+        cur.execute(f"CREATE TABLE {db}.c (v INT)")
+        cur.execute(f"CREATE TABLE {db}.d (v INT)")
+        cur.execute(f"INSERT INTO {db}.a VALUES (1), (2), (3)")
+        cur.execute(f"INSERT INTO {db}.b VALUES (1)")
+        cur.execute(f"INSERT INTO {db}.c VALUES (1), (2)")
+        cur.execute(f"INSERT INTO {db}.d VALUES (1), (2)")
+    conn.close()
+    events, _ = _drain(_connector(mariadb_params, **{"database.include.list": db, "snapshot.chunk.size": chunk,
+                                                     "snapshot.mode": "initial_only"}), ResumeState())
+    marks = [(e["topic"].rsplit(".", 1)[1], json.loads(e["value"])["source"]["snapshot"], e["snapshot"])
+             for e in events if e["op"] == "r"]
+    assert [(t, m) for t, m, _ in marks] == [
+        ("a", "first"), ("a", "true"), ("a", "last_in_data_collection"), ("b", "last_in_data_collection"),
+        ("c", "first_in_data_collection"), ("c", "last_in_data_collection"), ("d", "first_in_data_collection"),
+        ("d", "last")]
+    assert all(m == text for _, m, text in marks)  # the bronze column says the same
