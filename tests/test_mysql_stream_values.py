@@ -57,22 +57,28 @@ def _drain(conn: MySqlConnector, resume: ResumeState) -> tuple[list, ResumeState
     return events, last or resume
 
 
+def _sql(mariadb_params, *statements: str) -> None:
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            for statement in statements:
+                cur.execute(statement)
+    finally:
+        conn.close()
+
+
+def _fresh(db: str) -> list[str]:
+    return [f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}"]
+
+
 @pytest.fixture(scope="module")
 def captured(mariadb_params):
     """Snapshot of one row, then the same row inserted, and a keyless insert + delete, streamed."""
-    conn = pymysql.connect(**mariadb_params, autocommit=True)
-    with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {DB}")
-        cur.execute(f"CREATE DATABASE {DB}")
-        cur.execute(f"CREATE TABLE {DB}.v (id INT NOT NULL, {COLUMNS}, PRIMARY KEY (id))")
-        cur.execute(f"CREATE TABLE {DB}.nokey (a INT, b VARCHAR(5))")
-        cur.execute(f"INSERT INTO {DB}.v VALUES (1, {ROW})")
+    _sql(mariadb_params, *_fresh(DB), f"CREATE TABLE {DB}.v (id INT NOT NULL, {COLUMNS}, PRIMARY KEY (id))",
+         f"CREATE TABLE {DB}.nokey (a INT, b VARCHAR(5))", f"INSERT INTO {DB}.v VALUES (1, {ROW})")
     snapshot, state = _drain(_connector(mariadb_params), ResumeState())
-    with conn.cursor() as cur:
-        cur.execute(f"INSERT INTO {DB}.v VALUES (2, {ROW})")
-        cur.execute(f"INSERT INTO {DB}.nokey VALUES (1, 'a'), (2, 'b')")
-        cur.execute(f"DELETE FROM {DB}.nokey WHERE a = 1")
-    conn.close()
+    _sql(mariadb_params, f"INSERT INTO {DB}.v VALUES (2, {ROW})", f"INSERT INTO {DB}.nokey VALUES (1, 'a'), (2, 'b')",
+         f"DELETE FROM {DB}.nokey WHERE a = 1")
     return snapshot, state
 
 
@@ -141,18 +147,12 @@ def test_time_of_day_and_zoned_timestamp_forms(mariadb_params):
     """time.precision.mode=connect: TIME outside 00:00..24:00 is null (Kafka Connect's Time is a time of
     day). TIMESTAMP(3): a snapshot value in ISO-8601's shortest form, a streamed one with 3 digits."""
     db = "mysqlsv_forms"
-    conn = pymysql.connect(**mariadb_params, autocommit=True)
-    with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {db}")
-        cur.execute(f"CREATE DATABASE {db}")
-        cur.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, tm TIME(3), ts TIMESTAMP(3) NULL)")
-        cur.execute(f"INSERT INTO {db}.t VALUES (1, '-00:00:01', '2020-01-01 00:00:00.100'), "
-                    "(2, '25:00:00', '2020-01-01 00:00:00'), (3, '01:00:00.5', NULL)")
+    _sql(mariadb_params, *_fresh(db), f"CREATE TABLE {db}.t (id INT PRIMARY KEY, tm TIME(3), ts TIMESTAMP(3) NULL)",
+         f"INSERT INTO {db}.t VALUES (1, '-00:00:01', '2020-01-01 00:00:00.100'), (2, '25:00:00', "
+         "'2020-01-01 00:00:00'), (3, '01:00:00.5', NULL)")
     props = {"time.precision.mode": "connect", "database.include.list": db}
     snapshot, state = _drain(_connector(mariadb_params, **props), ResumeState())
-    with conn.cursor() as cur:
-        cur.execute(f"INSERT INTO {db}.t SELECT id + 10, tm, ts FROM {db}.t")
-    conn.close()
+    _sql(mariadb_params, f"INSERT INTO {db}.t SELECT id + 10, tm, ts FROM {db}.t")
     streamed, _ = _drain(_connector(mariadb_params, **props), state)
     snap = [json.loads(e["value"])["after"] for e in snapshot if e["op"] == "r"]
     rows = [json.loads(e["value"])["after"] for e in streamed if e["op"] == "c"]
@@ -167,19 +167,9 @@ def test_snapshot_rows_are_marked_as_debezium_marks_them(mariadb_params, chunk):
     """source.snapshot: first / first_in_data_collection / true / last_in_data_collection / last (Debezium
     3.6.3, measured), on the columnar path (keyed tables, in chunks) and the row path (keyless table)."""
     db = "mysqlsv_marks"
-    conn = pymysql.connect(**mariadb_params, autocommit=True)
-    with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {db}")
-        cur.execute(f"CREATE DATABASE {db}")
-        cur.execute(f"CREATE TABLE {db}.a (id INT PRIMARY KEY)")
-        cur.execute(f"CREATE TABLE {db}.b (id INT PRIMARY KEY)")
-        cur.execute(f"CREATE TABLE {db}.c (v INT)")
-        cur.execute(f"CREATE TABLE {db}.d (v INT)")
-        cur.execute(f"INSERT INTO {db}.a VALUES (1), (2), (3)")
-        cur.execute(f"INSERT INTO {db}.b VALUES (1)")
-        cur.execute(f"INSERT INTO {db}.c VALUES (1), (2)")
-        cur.execute(f"INSERT INTO {db}.d VALUES (1), (2)")
-    conn.close()
+    _sql(mariadb_params, *_fresh(db), *[f"CREATE TABLE {db}.{t} (id INT PRIMARY KEY)" for t in "ab"],
+         *[f"CREATE TABLE {db}.{t} (v INT)" for t in "cd"], f"INSERT INTO {db}.a VALUES (1), (2), (3)",
+         f"INSERT INTO {db}.b VALUES (1)", f"INSERT INTO {db}.c VALUES (1), (2)", f"INSERT INTO {db}.d VALUES (1), (2)")
     events, _ = _drain(_connector(mariadb_params, **{"database.include.list": db, "snapshot.chunk.size": chunk,
                                                      "snapshot.mode": "initial_only"}), ResumeState())
     marks = [(e["topic"].rsplit(".", 1)[1], json.loads(e["value"])["source"]["snapshot"], e["snapshot"])
