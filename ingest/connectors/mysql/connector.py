@@ -23,15 +23,17 @@ import pymysql
 from ingest.bronze.contract import BronzeEvent, BronzeSchemaChange, encode_seq
 from ingest.config import SourceSettings
 from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
-from ingest.connectors.mysql import server
+from ingest.connectors.mysql import emit, server
 from ingest.connectors.mysql.codec import TableCodec, build_codec
 from ingest.connectors.mysql.config import MySqlConfig, parse_config
 from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.types import TypeOptions
 from ingest.errors import LakecdcError
+from ingest.events import envelope as ev
+from ingest.events.to_bronze import change_to_bronze, schema_change_to_bronze
 
 log = logging.getLogger(__name__)
-VERSION = "3.4.0.Final-lakecdc"
+VERSION = emit.VERSION
 SEQ_WIDTHS = (8, 10, 8)
 RECOVERY_INDEX = 0x80000000  # seq index of snapshot.mode=recovery records: after any DDL or truncate at that pos
 
@@ -108,56 +110,33 @@ class MySqlConnector(SourceConnector):
             tbl = self.tracker.table(db, table)
             if tbl is None:
                 return None
-            codec = build_codec(self.flavor, self.config.topic_prefix, tbl, self.config.filters, self.options)
+            codec = build_codec(self.flavor, self.config.topic_prefix, tbl, self.config.filters, self.options,
+                                self.config.provide_transaction_metadata)
             self.codecs[key] = codec
         return codec
 
     def source(self, *, ts_ms: int, db: str, table: str | None, file: str, pos: int, row: int = 0,
                snapshot: bool | str = False, server_id: int = 0, gtid: str | None = None,
                thread: int | None = None, query: str | None = None) -> dict[str, Any]:
-        block: dict[str, Any] = {"version": VERSION, "connector": self.flavor, "name": self.config.topic_prefix,
-                                 "ts_ms": ts_ms}
-        if self.flavor == "mariadb":
-            block["ts_us"] = ts_ms * 1000
-            block["ts_ns"] = ts_ms * 1_000_000
-            block["snapshot"] = "true" if snapshot is True else ("false" if snapshot is False else snapshot)
-            block["db"] = db
-            block["sequence"] = None
-        else:
-            block["snapshot"] = bool(snapshot)
-            block["db"] = db
-        block.update({"table": table, "server_id": server_id, "gtid": gtid, "file": file, "pos": pos, "row": row,
-                      "thread": thread, "query": query})
-        return block
+        return emit.source_block(self.flavor, name=self.config.topic_prefix, ts_ms=ts_ms, db=db, table=table,
+                                 file=file, pos=pos, row=row, snapshot=snapshot, server_id=server_id, gtid=gtid,
+                                 thread=thread, query=query)
 
     def data_event(self, codec: TableCodec, op: str | None, before: dict | None, after: dict | None,
                    source: dict[str, Any], seq: str, position: str, txn: dict | None = None,
                    key_row: dict | None = None) -> BronzeEvent:
-        key_payload = codec.key(key_row or after or before or {}) if op != "t" else None
-        ts = time.time_ns()
-        if op is None:  # tombstone
-            value = None
+        """A data change event (op c/u/d/r/t) or, op None, the tombstone of the delete of `key_row`."""
+        if op is None:
+            event = emit.tombstone(codec.schemas, codec.key(key_row or {}))
         else:
-            value = orjson.dumps({"before": before, "after": after, "source": source, "transaction": txn, "op": op,
-                                  "ts_ms": ts // 1_000_000, "ts_us": ts // 1000, "ts_ns": ts}).decode()
-        snapshot = source["snapshot"]
-        return BronzeEvent(
-            topic=codec.topic, table_id=codec.table_id, op=op, seq=seq,
-            key=orjson.dumps(key_payload).decode() if key_payload is not None else None, value=value,
-            key_schema=codec.key_schema_json if key_payload is not None else None,
-            value_schema=codec.value_schema_json if value is not None else None,
-            ts_ms=ts // 1_000_000, source_ts_ms=source["ts_ms"], txn_id=source.get("gtid"),
-            snapshot=("true" if snapshot is True else "false" if snapshot is False else str(snapshot)),
-            position=position)
+            event = ev.change(codec.schemas, op, source=source, before=before, after=after, transaction=txn,
+                              key=codec.key(key_row) if key_row is not None else None)
+        return change_to_bronze(event, seq=seq, position=position, txn_id=source.get("gtid"))
 
     def schema_change(self, *, db: str, ddl: str, table_changes: list[dict], source: dict[str, Any], seq: str,
                       position: str) -> BronzeSchemaChange:
-        ts = time.time_ns()
-        event = {"source": source, "ts_ms": ts // 1_000_000, "ts_us": ts // 1000, "ts_ns": ts, "databaseName": db,
-                 "schemaName": None, "ddl": ddl, "tableChanges": table_changes}
-        return BronzeSchemaChange(seq=seq, ts_ms=ts // 1_000_000, database_name=db, schema_name=None, ddl=ddl,
-                                  table_changes=orjson.dumps(table_changes).decode(),
-                                  event=orjson.dumps(event).decode(), position=position)
+        event = emit.MySqlSchemaChange(self.flavor, self.config.topic_prefix, source, db, ddl, table_changes)
+        return schema_change_to_bronze(event, seq=seq, position=position)
 
     # ------------------------------------------------------------------ main loop
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:

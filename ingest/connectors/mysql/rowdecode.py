@@ -273,7 +273,8 @@ def _column(gen: _Gen, column: Any, model: Any, convert: Any, options: TypeOptio
     elif ctype in (FIELD_TYPE.FLOAT, FIELD_TYPE.DOUBLE):
         fmt, size = ("<f", 4) if ctype == FIELD_TYPE.FLOAT else ("<d", 8)
         unpack = gen.const(struct.Struct(fmt).unpack_from, "unpack")
-        finish(f"{unpack}(data, p)[0]", mname in _FLOAT_MODEL)
+        # a FLOAT column's converter rounds to the float32 text Debezium writes: inline for DOUBLE only
+        finish(f"{unpack}(data, p)[0]", mname in _FLOAT_MODEL and ctype == FIELD_TYPE.DOUBLE)
         emit(f"p += {size}", 3)
     elif ctype == FIELD_TYPE.YEAR:
         # mysql-replication: byte + 1900; types._year leaves values >= 100 unchanged
@@ -316,7 +317,7 @@ def _column(gen: _Gen, column: Any, model: Any, convert: Any, options: TypeOptio
         emit(f"mask = {_uint(gen, column.size)}", 3)
         emit(f"p += {column.size}", 3)
         values = gen.const(list(column.set_values or []), "set")
-        emit(f"chosen = {{val for idx, val in enumerate({values}) if mask & (1 << idx)}} or None", 3)
+        emit(f"chosen = {{val for idx, val in enumerate({values}) if mask & (1 << idx)}}", 3)
         finish("chosen", False)
     elif ctype == FIELD_TYPE.BIT:
         emit(f"raw = data[p:p + {column.bytes}]", 3)
@@ -502,15 +503,39 @@ def _date_days(key: bytes, cache: dict) -> int | bool:
 
 
 def _time2(gen: _Gen, column: Any, var: str, conv: str | None) -> None:
-    """mysql-replication's __read_time2, step by step (including how it treats negative values)."""
-    emit = gen.emit
-    emit("t = int_from(data[p:p + 3], 'big', signed=True)", 3)
-    emit("p += 3", 3)
-    emit("sign = 1 if (t >> 23) & 1 else -1", 3)
-    emit("if sign == -1:", 3)
-    emit("t = ~t + 1", 4)
-    _fsp_code(gen, column.fsp)
-    emit("value = _timedelta(hours=(t >> 12) & 1023, minutes=(t >> 6) & 63, seconds=t & 63, microseconds=us) "
-         "* sign", 3)
-    emit(f"{var} = {conv}(value)" if conv else f"{var} = value", 3)
+    """TIME2 through time2_value (mysql-replication's own reading gets negative values with a fraction wrong)."""
+    size = 3 + _FSP_BYTES[column.fsp]
+    helper = gen.const(time2_value, "time2")
+    gen.emit(f"value = {helper}(data[p:p + {size}])", 3)
+    gen.emit(f"p += {size}", 3)
+    gen.emit(f"{var} = {conv}(value)" if conv else f"{var} = value", 3)
 
+
+_TIME2_FRACTION_UNIT = {0: 0, 1: 10_000, 2: 100, 3: 1}  # microseconds per unit of a 0..3-byte fraction
+
+
+def time2_value(raw: bytes) -> dt.timedelta:
+    """A binlog TIME2 value (3 bytes of sign/hour/minute/second, then a 0-3 byte fraction) as a timedelta.
+
+    The whole value is one big-endian number offset by its top bit: integer part and fraction together
+    form a signed fixed-point number, so a negative value's fraction is its two's complement (-01:00:00.25
+    is stored as -(01:00:01) + 0.75). Read as one signed number and split after taking the magnitude."""
+    frac_bytes = len(raw) - 3
+    packed = int.from_bytes(raw, "big") - (1 << (8 * len(raw) - 1))
+    magnitude = -packed if packed < 0 else packed
+    hms = magnitude >> (8 * frac_bytes)
+    micros = (magnitude & ((1 << (8 * frac_bytes)) - 1)) * _TIME2_FRACTION_UNIT[frac_bytes]
+    total = (((hms >> 12) & 1023) * 3600 + ((hms >> 6) & 63) * 60 + (hms & 63)) * 1_000_000 + micros
+    return dt.timedelta(microseconds=-total if packed < 0 else total)
+
+
+def install() -> None:
+    """mysql-replication's generic row decoding (the fallback path) reads TIME2 through time2_value too."""
+    if getattr(RowsEvent, "_lakecdc_time2", False):
+        return
+
+    def read_time2(self: RowsEvent, column: Any) -> dt.timedelta:
+        return time2_value(self.packet.read(3 + _FSP_BYTES[column.fsp]))
+
+    RowsEvent._RowsEvent__read_time2 = read_time2  # type: ignore[attr-defined]
+    RowsEvent._lakecdc_time2 = True  # type: ignore[attr-defined]

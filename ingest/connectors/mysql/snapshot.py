@@ -26,8 +26,11 @@ import pymysql
 from ingest.bronze.contract import BronzeEvent, BronzeEventBlock
 from ingest.connectors.base import Batch, BatchLimits
 from ingest.connectors.mysql import server
+from ingest.connectors.mysql.emit import envelope_texts
 from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param
 from ingest.errors import LakecdcError
+from ingest.events.json_converter import dumps_str
+from ingest.events.source_info import snapshot_text, snapshot_value
 from ingest.sqlutil import quote_ident
 
 if TYPE_CHECKING:
@@ -167,12 +170,13 @@ class Snapshotter:
         done: list[str] = list((resume or {}).get("done", []))
         resume_table = (resume or {}).get("table")
         resume_key = (resume or {}).get("key")
-        out = _Batches(limits, batch, c.stats)
+        out = _Batches(limits, batch, c.stats, SnapshotMarks(c.flavor))
         chunk_size = c.config.chunk_size
-        for db, table in captured:
+        todo = [(db, table) for db, table in captured
+                if f"{db}.{table}" not in done and c.config.filters.snapshot_table(db, table)]
+        for number, (db, table) in enumerate(todo):
             table_id = f"{db}.{table}"
-            if table_id in done or not c.config.filters.snapshot_table(db, table):
-                continue
+            out.start_table(first=number == 0)
             codec = c.codec(db, table)
             tbl = c.tracker.table(db, table)
             if codec is None or tbl is None:
@@ -208,11 +212,13 @@ class Snapshotter:
                         next_key = reader.last_key(chunk) if n else after_key
                         if n >= asked:
                             future = reader.submit(next_key, min(chunk_size, limit * 2))
-                        ts = c_ms()
+                        ts_ns = time.time_ns()
+                        ts = ts_ns // 1_000_000
                         source = c.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos, snapshot=True)
-                        envelope = Envelope(orjson.dumps(source).decode(), ts, position_head, position_tail)
+                        envelope = Envelope(*envelope_texts(codec.schemas, "r", source, ts_ns), ts, ts_ns,
+                                            position_head, position_tail)
                         try:
-                            columns = reader.events(chunk, envelope, seq_prefix, ordinal, time.time_ns()) if n else None
+                            columns = reader.events(chunk, envelope, seq_prefix, ordinal) if n else None
                         except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
                             # a value Arrow cannot convert: the row path reads this chunk (and converts it, or
                             # fails on it, exactly as it always did)
@@ -261,6 +267,7 @@ class Snapshotter:
             finally:
                 if reader is not None:
                     reader.close()  # waits for a fetch still running: the connection is used next
+            out.end_table(last=number == len(todo) - 1)
             done = done + [table_id]
         yield from out.finish()
 
@@ -312,12 +319,32 @@ class _Batches:
     """Fills batches up to the limits. A batch closes before rows are added to a full (or old) one, so the
     last batch always holds the last row; that row's position says the snapshot completed."""
 
-    def __init__(self, limits: BatchLimits, first: Batch, stats: dict[str, int]) -> None:
+    def __init__(self, limits: BatchLimits, first: Batch, stats: dict[str, int], marks: SnapshotMarks) -> None:
         self.limits = limits
         self.batch = first
         self.stats = stats
         self.started = c_ms()
         self.last_in_block = False
+        self.marks = marks
+        self.first_mark: str | None = None   # the marker of the table's first row, until it is added
+        self.table_rows = 0
+
+    def start_table(self, first: bool) -> None:
+        self.first_mark = "first" if first else "first_in_data_collection"
+        self.table_rows = 0
+
+    def end_table(self, last: bool) -> None:
+        """The table's last row (still in the open batch: a batch is handed out only before rows are added)
+        gets its marker."""
+        if not self.table_rows:
+            return
+        mark = "last" if last else "last_in_data_collection"
+        if self.last_in_block:
+            block = self.batch.blocks[-1]
+            self.batch.blocks[-1] = BronzeEventBlock(self.marks.block(block.columns, len(block) - 1, mark),
+                                                     block.key_schema, block.value_schema)
+        else:
+            self.batch.events[-1] = self.marks.event(self.batch.events[-1], mark)
 
     def before_rows(self) -> Iterator[Batch]:
         count = self.batch.event_count
@@ -327,11 +354,17 @@ class _Batches:
             self.batch, self.started = Batch(), c_ms()
 
     def add_event(self, event: BronzeEvent) -> None:
+        if self.first_mark is not None:
+            event, self.first_mark = self.marks.event(event, self.first_mark), None
         self.batch.events.append(event)
         self.last_in_block = False
+        self.table_rows += 1
 
     def add_block(self, block: BronzeEventBlock) -> Iterator[Batch]:
         rest = block.columns
+        if self.first_mark is not None and rest.num_rows:
+            rest, self.first_mark = self.marks.block(rest, 0, self.first_mark), None
+        self.table_rows += rest.num_rows
         while rest.num_rows:
             yield from self.before_rows()
             room = max(1, self.limits.max_events - self.batch.event_count)
@@ -358,6 +391,39 @@ class _Batches:
             self.stats["snapshot_rows"] += batch.event_count
         if len(batch):
             yield batch
+
+
+class SnapshotMarks:
+    """source.snapshot of a snapshot's first and last rows, as Debezium marks them: `first` (first row of the
+    first table), `first_in_data_collection` (of every other table), `last_in_data_collection` (last row of
+    a table; wins over first_in_data_collection for a one-row table), `last` (last row of the last table);
+    `true` elsewhere. Rows are built with `true` and re-marked here (boolean `snapshot` layouts: no change)."""
+
+    def __init__(self, flavor: str) -> None:
+        self.flavor = flavor
+
+    def _value(self, value: str, mark: str) -> str:
+        start = value.rfind('"snapshot":')  # the source block's: it follows the row images
+        if start < 0:
+            return value
+        end = value.index(",", start)  # the value is an enum string or a boolean: no comma inside
+        return value[:start] + '"snapshot":' + dumps_str(snapshot_value(self.flavor, mark)) + value[end:]
+
+    def text(self, mark: str) -> str:
+        return snapshot_text(snapshot_value(self.flavor, mark)) or "true"
+
+    def event(self, event: BronzeEvent, mark: str) -> BronzeEvent:
+        return dataclasses.replace(event, value=self._value(event.value or "", mark), snapshot=self.text(mark))
+
+    def block(self, columns: pa.Table, row: int, mark: str) -> pa.Table:
+        for name, text in (("value", self._value(columns.column("value")[row].as_py(), mark)),
+                           ("snapshot", self.text(mark))):
+            index = columns.schema.get_field_index(name)
+            old = columns.column(index)
+            new = pa.concat_arrays([*old.slice(0, row).chunks, pa.array([text], pa.string()),
+                                    *old.slice(row + 1).chunks])
+            columns = columns.set_column(index, name, new)
+        return columns
 
 
 def _completed(position: str | None) -> str:

@@ -38,7 +38,8 @@ from ingest.sqlutil import quote_ident
 
 Fragments = Callable[[pa.Array], pa.Array]  # CSV text of a column -> JSON text of each value (no nulls)
 _HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
-_FLOAT_TYPES = {"REAL", "FLOAT", "FLOAT4", "DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
+# 8-byte floats: the server's text is the double. A FLOAT column goes through its converter (types.float32_*).
+_FLOAT_TYPES = {"REAL", "DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
 
 
 # ---------------------------------------------------------------------------------------------- Arrow helpers
@@ -103,6 +104,14 @@ def _micros(a: pa.Array, divide: bool) -> pa.Array:
         q = pc.divide(micros, 1000)
         micros = pc.if_else(pc.less(pc.subtract(micros, pc.multiply(q, 1000)), 0), pc.subtract(q, 1), q)
     return pc.cast(micros, pa.string())
+
+
+def _zoned_text(a: pa.Array) -> pa.Array:
+    """Server text 'YYYY-MM-DD hh:mm:ss[.ffffff]' -> ISO-8601 without the fraction's trailing zeros
+    (types.snapshot_converter)."""
+    a = pc.replace_substring(a, " ", "T", max_replacements=1)
+    a = pc.replace_substring_regex(a, r"(\.[0-9]*[1-9])0+$", r"\1")
+    return pc.replace_substring_regex(a, r"\.0+$", "")
 
 
 def _year(a: pa.Array) -> pa.Array:
@@ -187,11 +196,8 @@ def _value_fragments(column: Any, options: TypeOptions, text: bool) -> Fragments
         divide = tpm == "connect" or fsp <= 3
         return lambda a: _temporal(a, nullable, "0", lambda v: _micros(v, divide))
     if name == "TIMESTAMP":
-        fsp = column.length or 0
-        epoch = '"1970-01-01T00:00:00' + ("." + "0" * fsp if fsp > 0 else "") + 'Z"'
-        return lambda a: _temporal(a, nullable, epoch,
-                                   lambda v: join(len(v), '"', pc.replace_substring(v, " ", "T", max_replacements=1),
-                                                  'Z"'))
+        return lambda a: _temporal(a, nullable, '"1970-01-01T00:00:00Z"',
+                                   lambda v: join(len(v), '"', _zoned_text(v), 'Z"'))
     return None
 
 
@@ -240,8 +246,10 @@ def probe(conn: pymysql.connections.Connection, db: str, table: str, names: list
 class Envelope:
     """Constant JSON pieces of one chunk's events."""
 
-    source_json: str
+    value_head: str       # envelope text before the row JSON (emit.envelope_texts)
+    value_tail: str       # and after it
     source_ts_ms: int
+    ts_ns: int            # processing time of the chunk's events (in value_head/value_tail)
     position_head: str    # '{"file":...,"table":...,"key":['
     position_tail: str    # ',"done":[...]}'
 
@@ -266,7 +274,7 @@ class ChunkReader:
             text = encoding is not None
             value = key = None
             if name in codec.columns:
-                convert = codec.converters[codec.columns.index(name)]
+                convert = codec.snapshot_converters[codec.columns.index(name)]
                 value = _value_fragments(column, options, text) or _python_fragments(decode, convert)
             if name in self.pk:
                 key = _key_fragments(column, text) or _python_fragments(decode, key_json)
@@ -339,8 +347,7 @@ class ChunkReader:
         row = chunk.num_rows - 1
         return [self.plans[self.by_name[k]].decode(chunk.column(self.by_name[k])[row].as_py()) for k in self.pk]
 
-    def events(self, chunk: pa.Table, envelope: Envelope, seq_prefix: str, first_ordinal: int, ts_ns: int
-               ) -> pa.Table:
+    def events(self, chunk: pa.Table, envelope: Envelope, seq_prefix: str, first_ordinal: int) -> pa.Table:
         """EVENT_BLOCK_COLUMNS of the chunk's `r` events (ordinals first_ordinal, first_ordinal + 1, ...)."""
         from ingest.bronze.contract import EVENT_BLOCK_COLUMNS
 
@@ -348,12 +355,11 @@ class ChunkReader:
         n = chunk.num_rows
         frags = {p.name: p.value(chunk.column(i).combine_chunks()) for i, p in enumerate(self.plans)
                  if p.value is not None}
-        ts_ms = ts_ns // 1_000_000
-        parts: list[Any] = ['{"before":null,"after":{']
+        ts_ms = envelope.ts_ns // 1_000_000
+        parts: list[Any] = [envelope.value_head + "{"]
         for i, name in enumerate(codec.columns):
             parts += [("," if i else "") + orjson.dumps(name).decode() + ":", frags[name]]
-        parts.append('},"source":' + envelope.source_json + ',"transaction":null,"op":"r","ts_ms":'
-                     f'{ts_ms},"ts_us":{ts_ns // 1000},"ts_ns":{ts_ns}}}')
+        parts.append("}" + envelope.value_tail)
         value = join(n, *parts)
         key: pa.Array
         if codec.key_columns and n:

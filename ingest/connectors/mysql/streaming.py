@@ -19,6 +19,7 @@ import orjson
 import pymysql
 from pymysql.constants.COMMAND import COM_BINLOG_DUMP
 from pymysqlreplication import BinLogStreamReader
+from pymysqlreplication.constants import NONE_SOURCE
 from pymysqlreplication.event import (
     GtidEvent,
     MariadbAnnotateRowsEvent,
@@ -32,7 +33,7 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 
 from ingest.bronze.contract import BronzeEvent, BronzeReject
 from ingest.connectors.base import Batch, BatchLimits
-from ingest.connectors.mysql import tablemap_cache
+from ingest.connectors.mysql import rowdecode, tablemap_cache
 from ingest.connectors.mysql.gtid import gtid_set
 from ingest.connectors.mysql.rowdecode import PlanCache
 from ingest.connectors.mysql.server import binlog_file_number
@@ -101,6 +102,7 @@ class Streamer:
 
     def _reader(self) -> _Reader:
         tablemap_cache.install()
+        rowdecode.install()
         cfg = self.c.config
         settings = {k: v for k, v in cfg.connect_kwargs().items() if k != "charset"}
         return _Reader(connection_settings=settings, server_id=cfg.server_id, blocking=False, resume_stream=True,
@@ -296,7 +298,7 @@ class Streamer:
             elif op == "d":
                 if "d" not in skipped:
                     self._emit(batch, codec, "d", before, None, source, f"{prefix}{base:08x}")
-                    if c.config.tombstones_on_delete and key_of is not None:
+                    if c.config.tombstones_on_delete:  # a table without a key too: a tombstone with a null key
                         self._emit(batch, codec, None, None, None, source, f"{prefix}{base + 1:08x}", key_row=before)
             elif key_of is not None and key_of(before) != key_of(after):
                 # Primary-key change: delete (old key) + tombstone + create (new key), as Debezium does.
@@ -331,7 +333,16 @@ class Streamer:
 def _generic_pairs(event: Any, codec: TableCodec) -> list[tuple[dict | None, dict | None]]:
     """(before, after) payloads through mysql-replication's row decoding and codec.row (any column type)."""
     if isinstance(event, WriteRowsEvent):
-        return [(None, codec.row(row["values"])) for row in event.rows]
+        return [(None, codec.row(_values(row, ""))) for row in event.rows]
     if isinstance(event, DeleteRowsEvent):
-        return [(codec.row(row["values"]), None) for row in event.rows]
-    return [(codec.row(row["before_values"]), codec.row(row["after_values"])) for row in event.rows]
+        return [(codec.row(_values(row, "")), None) for row in event.rows]
+    return [(codec.row(_values(row, "before_")), codec.row(_values(row, "after_"))) for row in event.rows]
+
+
+def _values(row: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """A row image of mysql-replication; an empty SET, which it gives as None, as the empty set it is."""
+    values = row[prefix + "values"]
+    empty = [name for name, why in (row.get(prefix + "none_sources") or {}).items() if why == NONE_SOURCE.EMPTY_SET]
+    if empty:
+        values = {**values, **{name: set() for name in empty}}
+    return values

@@ -15,9 +15,12 @@ import base64
 import datetime as dt
 import decimal
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ingest.events import connect_schema as cs
 from ingest.events.json_converter import decimal_base64
@@ -62,9 +65,13 @@ def _bytes_json(raw: bytes) -> str:
     return base64.b64encode(raw).decode("ascii")
 
 
-def _binary_converter(mode: str) -> Converter:
+def _binary_converter(mode: str, pad_to: int = 0) -> Converter:
+    """`pad_to`: BINARY(n) length. The binlog stores BINARY values without their trailing zero bytes; the
+    snapshot (and Debezium, in both) gives them padded to the column length."""
+
     def to_bytes(v: Any) -> bytes:
-        return v if isinstance(v, bytes | bytearray) else str(v).encode("utf-8", "surrogateescape")
+        raw = v if isinstance(v, bytes | bytearray) else str(v).encode("utf-8", "surrogateescape")
+        return raw.ljust(pad_to, b"\0") if len(raw) < pad_to else raw
 
     if mode == "base64":
         return lambda v: base64.b64encode(to_bytes(v)).decode("ascii")
@@ -82,6 +89,20 @@ def _decimal_bytes(value: decimal.Decimal, scale: int) -> str:
     """Connect Decimal: the unscaled value as big-endian two's complement, base64 in JSON."""
     unscaled = int(value.scaleb(scale, _EXACT).to_integral_value(rounding=decimal.ROUND_HALF_UP, context=_EXACT))
     return decimal_base64(unscaled)
+
+
+_F32 = struct.Struct("<f")
+
+
+def float32_widened(v: Any) -> float:
+    """The 4-byte float nearest to `v` (server text or a binlog float), as an exact double."""
+    return _F32.unpack(_F32.pack(float(v)))[0]
+
+
+def float32_value(v: Any) -> float:
+    """A FLOAT value as Debezium writes it: the Java float's shortest decimal text (0.3, not the double
+    0.30000001192092896 that the same 4 bytes widen to). numpy prints the shortest float32 round-trip text."""
+    return float(str(np.float32(v)))
 
 
 def _to_decimal(v: Any) -> decimal.Decimal:
@@ -117,6 +138,11 @@ def _time_micros(v: Any) -> int:
     raise TypeError(f"not a TIME value: {v!r}")
 
 
+def _time_of_day_millis(v: Any) -> int | None:
+    micros = _time_micros(v)
+    return micros // 1000 if 0 <= micros < 86_400_000_000 else None
+
+
 def _temporal(convert: Callable[[Any], Any], nullable: bool, zero: Any) -> Converter:
     """Zero dates: null when the column is nullable, else the epoch (seed 004 section 5.2)."""
 
@@ -129,16 +155,33 @@ def _temporal(convert: Callable[[Any], Any], nullable: bool, zero: Any) -> Conve
     return run
 
 
-def _zoned(fsp: int) -> Converter:
+def _zoned(fsp: int, shortest: bool = False) -> Converter:
+    """ZonedTimestamp text. Debezium writes a binlog value with exactly `fsp` fraction digits, a snapshot
+    value (read through JDBC) in ISO-8601's shortest form (`shortest`: no trailing zeros, no fraction for a
+    whole second): '2020-01-01T00:00:00.000Z' streamed is '2020-01-01T00:00:00Z' in the snapshot."""
+
     def run(v: Any) -> str:
         if isinstance(v, dt.datetime) and v.tzinfo is not None:
             v = v.astimezone(dt.UTC).replace(tzinfo=None)
         text = v.strftime("%Y-%m-%dT%H:%M:%S")
         if fsp > 0:
-            text += "." + f"{v.microsecond:06d}"[:fsp]
+            digits = f"{v.microsecond:06d}"[:fsp]
+            if shortest:
+                digits = digits.rstrip("0")
+            if digits:
+                text += "." + digits
         return text + "Z"
 
     return run
+
+
+def snapshot_converter(column: Any, convert: Converter) -> Converter:
+    """The converter of a column's snapshot values: column_type's, but TIMESTAMP in its snapshot form."""
+    name, _ = base_type(column)
+    if name != "TIMESTAMP":
+        return convert
+    shortest = _zoned(column.length or 0, shortest=True)
+    return _temporal(shortest, bool(column.nullable), shortest(EPOCH))
 
 
 def _year(v: Any) -> int:
@@ -159,10 +202,16 @@ def _set_value(allowed: list[str]) -> Converter:
     return run
 
 
+def _srid(raw: bytes) -> int | None:
+    """The 4-byte little-endian SRID in front of MySQL's internal geometry value; 0 (none given) is null, as
+    Debezium writes it."""
+    return int.from_bytes(raw[:4], "little") or None
+
+
 def _geometry(v: Any) -> dict[str, Any]:
     """MySQL's internal geometry value: 4-byte little-endian SRID then WKB."""
     raw = bytes(v)
-    return {"wkb": _bytes_json(raw[4:]), "srid": int.from_bytes(raw[:4], "little")}
+    return {"wkb": _bytes_json(raw[4:]), "srid": _srid(raw)}
 
 
 def _text(v: Any) -> str:
@@ -217,9 +266,11 @@ def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converte
     if name in ("REAL",):
         return cs.float32(optional), float
     if name in ("FLOAT", "FLOAT4"):
-        if scale is not None or (length is not None and length > 23):
+        if length is not None and length > 23 and scale is None:  # FLOAT(24..53) is a DOUBLE
             return cs.float64(optional), float
-        return cs.float32(optional), float
+        if scale is not None:  # FLOAT(M,D): a 4-byte float, widened to a double as Debezium does (Java float -> double)
+            return cs.float64(optional), float32_widened
+        return cs.float32(optional), float32_value
     if name in ("DOUBLE", "DOUBLE PRECISION", "FLOAT8"):
         return cs.float64(optional), float
     if name in DECIMAL_TYPES:
@@ -228,7 +279,7 @@ def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converte
         return cs.string(optional), _text
     if name in BINARY_TYPES:
         kind = cs.bytes_(optional) if options.binary_mode == "bytes" else cs.string(optional)
-        return kind, _binary_converter(options.binary_mode)
+        return kind, _binary_converter(options.binary_mode, (length or 1) if name == "BINARY" else 0)
     if name == "JSON":
         return cs.string(optional, name="io.debezium.data.Json", version=1), _json_text
     if name == "ENUM":
@@ -260,6 +311,8 @@ def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converte
         fsp = length or 0
         if tpm == "connect" or (tpm == "adaptive" and fsp <= 3):
             semantic = "org.apache.kafka.connect.data.Time" if tpm == "connect" else "io.debezium.time.Time"
+            if tpm == "connect":  # Kafka Connect's Time is a time of day: Debezium writes null outside one day
+                return cs.int32(optional, name=semantic, version=1), _time_of_day_millis
             return cs.int32(optional, name=semantic, version=1), lambda v: _time_micros(v) // 1000
         return cs.int64(optional, name="io.debezium.time.MicroTime", version=1), _time_micros
     if name == "POINT":
@@ -316,6 +369,62 @@ def _point(optional: bool) -> tuple[cs.Schema, Converter]:
         wkb = raw[4:]
         order = "<" if wkb[0] == 1 else ">"
         x, y = _struct.unpack(order + "dd", wkb[5:21])
-        return {"x": x, "y": y, "wkb": _bytes_json(wkb), "srid": int.from_bytes(raw[:4], "little")}
+        return {"x": x, "y": y, "wkb": _bytes_json(wkb), "srid": _srid(raw)}
 
     return schema, run
+
+
+# ---------------------------------------------------------------------------------------------- defaults
+_TIME_TEXT = re.compile(r"^\s*(-)?(\d+):(\d{1,2}):(\d{1,2})(?:\.(\d{1,6}))?\s*$")
+_BIT_LITERAL = re.compile(r"^[bB]'([01]*)'$")
+
+
+_ESCAPES = str.maketrans({"\\": "\\\\", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z", "'": "''"})
+
+
+def _as_written(text: str) -> str:
+    """A string default as SHOW CREATE TABLE writes it between its quotes: Debezium takes that text as the
+    value without undoing the escapes ('it''s' -> it''s, BINARY(2) 'a' -> 'a\\0' -> a\\0)."""
+    return text.translate(_ESCAPES)
+
+
+def default_value(column: Any, convert: Converter, options: TypeOptions) -> Any:
+    """The Connect schema `default` of a column, in JSON form, as Debezium's MySQL connector derives it from
+    the DEFAULT clause; None when the schema has none (no default, DEFAULT NULL, or an expression)."""
+    if not getattr(column, "has_default", False) or column.default is None:
+        return None
+    text = str(column.default)
+    name, unsigned = base_type(column)
+    try:
+        if not column.default_is_literal:
+            if name == "BIT" and _BIT_LITERAL.match(text):
+                return convert(_BIT_LITERAL.match(text).group(1) or "0")  # type: ignore[union-attr]
+            if text.lower().startswith(("current_timestamp", "now(", "localtimestamp")):
+                # CURRENT_TIMESTAMP: the epoch for DATETIME; for TIMESTAMP only when the column is NOT NULL
+                if name == "DATETIME":
+                    return 0
+                if name == "TIMESTAMP" and not column.nullable:
+                    return convert(EPOCH)
+            return None
+        if name in INT_TYPES and name in ("BIGINT", "INT8") and unsigned and options.bigint_unsigned_mode == "long":
+            return min(int(text), (1 << 63) - 1)  # Debezium saturates what a long cannot hold
+        if name in STRING_TYPES:
+            return convert(_as_written(text))
+        if name == "DATE":
+            return convert(text if _is_zero_date(text) else dt.date.fromisoformat(text))
+        if name in ("DATETIME", "TIMESTAMP"):
+            return convert(text if _is_zero_date(text) else dt.datetime.fromisoformat(text))
+        if name == "TIME":
+            match = _TIME_TEXT.match(text)
+            if match is None:
+                return None
+            sign, h, m, sec, frac = match.groups()
+            micros = ((int(h) * 60 + int(m)) * 60 + int(sec)) * 1_000_000 + int((frac or "0").ljust(6, "0"))
+            return convert(dt.timedelta(microseconds=-micros if sign else micros))
+        if name in BINARY_TYPES:
+            return convert(_as_written(text).encode("utf-8"))
+        if name in GEOMETRY_TYPES or name in ("POINT", "JSON"):
+            return None
+        return convert(text)
+    except (ValueError, TypeError, ArithmeticError):
+        return None  # a default this mapping cannot read: the schema goes without one
