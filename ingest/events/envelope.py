@@ -6,9 +6,9 @@ change is a cheap `ChangeEvent` (slots, no copying) whose `value()` is the envel
 order. Every event type exposes `topic`, `key_schema`, `key`, `value_schema` and `value()`, so
 `ingest.events.json_converter.serialize` and `record()` treat them alike.
 
-Envelope fields (schema order): before, after, source, op, ts_ms, then ts_us and ts_ns where the
-connector's seed has them (oracle, mariadb; `ts_us_ns=` overrides), then `transaction` only when
-`provide.transaction.metadata` is on. MongoDB: after, patch (io.debezium.data.Json strings), source, op
+Envelope fields (schema order, Debezium 3.6.3's relational connectors): before, after, source,
+transaction (null unless provide.transaction.metadata), op, ts_ms, ts_us, ts_ns; the Envelope struct has
+version 2. MongoDB keeps seed 003's layout: after, patch (io.debezium.data.Json strings), source, op
 (optional), ts_ms.
 """
 
@@ -27,9 +27,10 @@ from ingest.events.source_info import CONNECTORS, SOURCE_SCHEMAS, check_connecto
 
 OPS = ("c", "u", "d", "r", "t")
 
-# Envelope ts_us/ts_ns present by default where the connector's seed documents them.
-TS_US_NS_DEFAULT = {"sqlserver": False, "oracle": True, "mysql": False, "mariadb": True, "postgresql": False,
+# Envelope ts_us/ts_ns present by default: every 3.x relational connector has them; MongoDB's seed layout not.
+TS_US_NS_DEFAULT = {"sqlserver": True, "oracle": True, "mysql": True, "mariadb": True, "postgresql": True,
                     "mongodb": False}
+ENVELOPE_VERSION = 2
 
 # Transaction block of data events (Debezium's TransactionMonitor schema).
 TRANSACTION_BLOCK_SCHEMA = cs.struct(
@@ -60,7 +61,8 @@ class TableSchemas:
     envelope_schema: cs.Schema          # <topic>.Envelope
     key_fields: tuple[str, ...]
     ts_us_ns: bool
-    transaction: bool
+    transaction: bool                   # provide.transaction.metadata: the block is filled (relational: the
+                                        # `transaction` field exists either way, null without metadata)
     key_schema_json: str | None = field(repr=False, default=None)   # canonical JSON (schema registry)
     envelope_schema_json: str = field(repr=False, default="")
 
@@ -70,12 +72,14 @@ def _envelope_fields(
 ) -> list[tuple[str, cs.Schema]]:
     fields = list(before_after)
     fields.append(("source", SOURCE_SCHEMAS[connector]))
+    if connector != "mongodb":
+        fields.append(("transaction", TRANSACTION_BLOCK_SCHEMA))
     fields.append(("op", cs.string(op_optional)))
     fields.append(("ts_ms", cs.int64(True)))
     if ts_us_ns:
         fields.append(("ts_us", cs.int64(True)))
         fields.append(("ts_ns", cs.int64(True)))
-    if transaction:
+    if transaction and connector == "mongodb":
         fields.append(("transaction", TRANSACTION_BLOCK_SCHEMA))
     return fields
 
@@ -126,7 +130,7 @@ def table_schemas(
     ts = TS_US_NS_DEFAULT[connector] if ts_us_ns is None else ts_us_ns
     envelope = cs.struct(
         _envelope_fields(connector, [("before", row), ("after", row)], False, ts, provide_transaction_metadata),
-        False, name=tp.envelope_schema_name(topic, name_adjustment),
+        False, name=tp.envelope_schema_name(topic, name_adjustment), version=ENVELOPE_VERSION,
     )
     tid = tp.table_id(connector, db=db, schema=schema, table=table)
     return _finish_table(connector, topic, tid, key_schema, row, envelope, tuple(key_columns), ts,
@@ -214,14 +218,17 @@ class ChangeEvent:
         if t.connector == "mongodb":
             v: dict[str, Any] = {"after": self.after, "patch": self.patch, "source": self.source, "op": self.op,
                                  "ts_ms": self.ts_ms}
-        else:
-            v = {"before": self.before, "after": self.after, "source": self.source, "op": self.op,
-                 "ts_ms": self.ts_ms}
+            if t.ts_us_ns:
+                v["ts_us"] = self.ts_us
+                v["ts_ns"] = self.ts_ns
+            if t.transaction:
+                v["transaction"] = self.transaction
+            return v
+        v = {"before": self.before, "after": self.after, "source": self.source, "transaction": self.transaction,
+             "op": self.op, "ts_ms": self.ts_ms}
         if t.ts_us_ns:
             v["ts_us"] = self.ts_us
             v["ts_ns"] = self.ts_ns
-        if t.transaction:
-            v["transaction"] = self.transaction
         return v
 
     def __repr__(self) -> str:
@@ -293,17 +300,17 @@ def mongodb_change(
 
 
 def tombstone(event: ChangeEvent) -> ChangeEvent:
-    """The tombstone following a delete: the same key, a null value."""
-    if event.key is None:
-        raise LakecdcError(f"{event.topic}: a tombstone needs a key (the table has none)")
+    """The tombstone following a delete: the same key (null for a keyless table, as Debezium 3.6.3 writes
+    it), a null value."""
     return ChangeEvent(event.table, None, event.key)
 
 
 def with_tombstones(events: Iterable[ChangeEvent], tombstones_on_delete: bool = True) -> Iterator[ChangeEvent]:
-    """Each event, and after every keyed delete a tombstone when `tombstones.on.delete` is true (the default)."""
+    """Each event, and after every delete a tombstone when `tombstones.on.delete` is true (the default);
+    a keyless table's delete is followed by a tombstone with a null key too (Debezium 3.6.3)."""
     for ev in events:
         yield ev
-        if tombstones_on_delete and ev.op == "d" and ev.key is not None:
+        if tombstones_on_delete and ev.op == "d":
             yield ChangeEvent(ev.table, None, ev.key)
 
 

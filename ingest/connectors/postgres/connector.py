@@ -203,7 +203,8 @@ class PostgresConnector(SourceConnector):
             tables = [t for t in catalog.tables() if props.captures_table(t[0], t[1])]
             pending = _Pending()
             ready: Batch | None = None  # one batch of lookahead, so the last one can be marked complete
-            for schema, name, relid in tables:
+            marks = _SnapshotMarks()
+            for table_index, (schema, name, relid) in enumerate(tables):
                 full = f"{schema}.{name}"
                 if start_table is not None and full < start_table:
                     continue
@@ -220,6 +221,8 @@ class PostgresConnector(SourceConnector):
                     continue
                 key_columns = table.definition.key_columns
                 key_index = [table.column_names.index(k) for k in key_columns]
+                marks.start_table(first=table_index == 0, last=table_index == len(tables) - 1,
+                                  resumed=after_key is not None)
                 while True:
                     # a chunk never overfills the batch: it reads at most the room left
                     limit = min(props.snapshot_fetch_size, max(1, limits.max_events - len(pending)))
@@ -232,6 +235,9 @@ class PostgresConnector(SourceConnector):
                     pending.rejects.extend(rejects)
                     if block is not None:
                         pending.blocks.append(block)
+                        marks.add(block)
+                    if not key_columns or chunk.num_rows < limit:
+                        marks.end_table()
                     if len(pending) >= limits.max_events:
                         if ready is not None:
                             yield ready
@@ -267,11 +273,13 @@ class PostgresConnector(SourceConnector):
     def _snapshot_tail(self, table: CapturedTable, ts_ms: int, slot_lsn: int, xmin: int) -> str:
         """The envelope text after "after" of a snapshot row: source block, op and ts_ms."""
         d = table.definition
-        source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ms, db=self.props.dbname,
-                                   schema=d.schema, table=d.table, snapshot=True,
-                                   sequence=postgresql_sequence(None, slot_lsn), txId=xmin, lsn=slot_lsn)
-        suffix = ',"transaction":null}' if table.schemas.transaction else "}"
-        return f',"source":{dumps_str(source)},"op":"r","ts_ms":{ts_ms}{suffix}'
+        ts_ns = time.time_ns()
+        source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ns // 1_000_000,
+                                   db=self.props.dbname, schema=d.schema, table=d.table, snapshot=True,
+                                   sequence=postgresql_sequence(None, slot_lsn), ts_us=ts_ns // 1000, txId=xmin,
+                                   lsn=slot_lsn)
+        return (f',"source":{dumps_str(source)},"transaction":null,"op":"r","ts_ms":{ts_ms},'
+                f'"ts_us":{ts_ms * 1000},"ts_ns":{ts_ms * 1_000_000}}}')
 
     def _add_schema_change(self, pending: _Pending, table: CapturedTable, kind: str, seq: str, pos: str,
                            ts_ms: int, txid: int | None, lsn: int, snapshot: bool = True) -> None:
@@ -554,7 +562,7 @@ class PostgresConnector(SourceConnector):
             return
         for event in events:
             self._emit(pending, txn, event, lsn)
-            if event.op == "d" and props.tombstones_on_delete and event.key is not None:
+            if event.op == "d" and props.tombstones_on_delete:  # keyless tables too (null key), like Debezium
                 self._emit(pending, txn, ev.tombstone(event), lsn)
 
     def _update_events(self, table: CapturedTable, msg: pg.Update, txn: _Txn, lsn: int) -> list[ev.ChangeEvent]:
@@ -696,6 +704,61 @@ MESSAGE_SCHEMA = ev.cs.struct([
     ("message", ev.cs.struct([("prefix", ev.cs.string(True)), ("content", ev.cs.bytes_(True))], False,
                              name="io.debezium.connector.postgresql.Message")),
 ], False, name="io.debezium.connector.postgresql.MessageValue")
+
+
+_SNAPSHOT_TRUE = '"snapshot":"true"'
+
+
+class _SnapshotMarks:
+    """source.snapshot of each snapshot row, as Debezium 3.6.3 marks them, in this order of precedence:
+    "last" on the last row of the last table, "first" on the first row of the first table,
+    "last_in_data_collection" / "first_in_data_collection" on a table's last / first row, "true" in between
+    (an empty last table leaves no "last"). Rows are built with "true" and the few marked ones patched in their (not yet handed out)
+    blocks once a table's end is known."""
+
+    def __init__(self) -> None:
+        self.first_table = self.last_table = self.resumed = False
+        self.first: tuple[BronzeEventBlock, int] | None = None   # the table's first row
+        self.last: tuple[BronzeEventBlock, int] | None = None    # the table's latest row so far
+
+    def start_table(self, first: bool, last: bool, resumed: bool) -> None:
+        """`resumed`: a snapshot resumed inside this table (its first row was handed out before)."""
+        self.first_table, self.last_table, self.resumed = first, last, resumed
+        self.first = self.last = None
+
+    def add(self, block: BronzeEventBlock) -> None:
+        if self.first is None and not self.resumed:
+            self.first = (block, 0)
+        self.resumed = True
+        self.last = (block, len(block) - 1)
+
+    def end_table(self) -> None:
+        marks: dict[tuple[int, int], tuple[BronzeEventBlock, int, str]] = {}
+        if self.first is not None:
+            block, row = self.first
+            marks[(id(block), row)] = (block, row, "first" if self.first_table else "first_in_data_collection")
+        if self.last is not None:
+            block, row = self.last
+            label = "last" if self.last_table else "last_in_data_collection"
+            # a one-row table: "last" > "first" > "last_in_data_collection" > "first_in_data_collection"
+            if (id(block), row) not in marks or self.last_table or not self.first_table:
+                marks[(id(block), row)] = (block, row, label)
+        for block, row, label in marks.values():
+            _mark_snapshot_row(block, row, label)
+        self.first = self.last = None
+
+
+def _mark_snapshot_row(block: BronzeEventBlock, row: int, label: str) -> None:
+    """Set source.snapshot of one row of a snapshot block (its value text and its bronze snapshot column)."""
+    table = block.columns
+    values = table.column("value").to_pylist()
+    text = values[row]
+    at = text.rfind(_SNAPSHOT_TRUE)
+    values[row] = f'{text[:at]}"snapshot":"{label}"{text[at + len(_SNAPSHOT_TRUE):]}'
+    flags = table.column("snapshot").to_pylist()
+    flags[row] = label
+    table = table.set_column(table.column_names.index("value"), "value", pa.array(values, pa.string()))
+    block.columns = table.set_column(table.column_names.index("snapshot"), "snapshot", pa.array(flags, pa.string()))
 
 
 def _definition_key(d: TableDef) -> tuple:
