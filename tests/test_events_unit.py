@@ -123,8 +123,8 @@ def test_build_source_rejects_unknown_fields() -> None:
 
 @pytest.mark.parametrize(("connector", "given", "expected"), [
     ("sqlserver", True, "true"), ("sqlserver", False, "false"), ("oracle", "incremental", "incremental"),
-    ("mariadb", "last", "last"), ("mysql", True, True), ("mysql", "last", True), ("postgresql", "false", False),
-    ("mongodb", None, None),
+    ("mariadb", "last", "last"), ("mysql", True, "true"), ("mysql", "last", "last"), ("postgresql", False, "false"),
+    ("postgresql", "first_in_data_collection", "first_in_data_collection"), ("mongodb", None, None),
 ])
 def test_snapshot_value(connector: str, given: object, expected: object) -> None:
     assert si.snapshot_value(connector, given) == expected
@@ -200,26 +200,29 @@ def pg_source(**kw) -> dict:
 
 
 @pytest.mark.parametrize(("connector", "ts", "fields"), [
-    ("postgresql", None, ["before", "after", "source", "op", "ts_ms"]),
-    ("postgresql", True, ["before", "after", "source", "op", "ts_ms", "ts_us", "ts_ns"]),
-    ("mariadb", None, ["before", "after", "source", "op", "ts_ms", "ts_us", "ts_ns"]),
-    ("oracle", False, ["before", "after", "source", "op", "ts_ms"]),
+    ("postgresql", None, ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]),
+    ("mysql", None, ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]),
+    ("mariadb", None, ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]),
+    ("oracle", False, ["before", "after", "source", "transaction", "op", "ts_ms"]),
 ])
 def test_envelope_fields(connector: str, ts: bool | None, fields: list[str]) -> None:
-    t = ev.table_schemas(connector, "p", db="d", schema="s", table="t", columns=[("id", cs.int32())],
-                         key_columns=["id"], ts_us_ns=ts)
-    assert cs.field_names(t.envelope_schema) == fields
-    t2 = ev.table_schemas(connector, "p", db="d", schema="s", table="t", columns=[("id", cs.int32())],
-                          key_columns=["id"], ts_us_ns=ts, provide_transaction_metadata=True)
-    assert cs.field_names(t2.envelope_schema) == [*fields, "transaction"]
-    assert cs.field_schema(t2.envelope_schema, "transaction")["optional"] is True
+    """Debezium 3.6.3's envelope (measured on the postgres connector): transaction right after source,
+    present whether or not transaction metadata is on; struct version 2."""
+    for metadata in (False, True):
+        t = ev.table_schemas(connector, "p", db="d", schema="s", table="t", columns=[("id", cs.int32())],
+                             key_columns=["id"], ts_us_ns=ts, provide_transaction_metadata=metadata)
+        assert cs.field_names(t.envelope_schema) == fields
+        assert cs.field_schema(t.envelope_schema, "transaction")["optional"] is True
+        assert t.envelope_schema["version"] == 2
 
 
 def test_change_event_ops_keys_and_values() -> None:
     t = pg_table()
     c = ev.change(t, "c", after={"id": 1, "email": None}, source=pg_source(), ts_ms=5)
     assert c.key == {"id": 1} and c.value() == {"before": None, "after": {"id": 1, "email": None},
-                                                "source": pg_source(), "op": "c", "ts_ms": 5}
+                                                "source": pg_source(), "transaction": None, "op": "c", "ts_ms": 5,
+                                                "ts_us": 5000, "ts_ns": 5_000_000}
+    assert list(c.value()) == ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]
     d = ev.change(t, "d", before={"id": 2, "email": "x"}, source=pg_source(), ts_ms=6)
     assert d.key == {"id": 2}
     trunc = ev.change(t, "t", source=pg_source(), ts_ms=7)
@@ -231,14 +234,15 @@ def test_change_event_ops_keys_and_values() -> None:
     assert now.ts_ms == now.ts_us // 1000 == now.ts_ns // 1_000_000 and now.ts_ms > 1_600_000_000_000
 
 
-def test_keyless_table_has_null_key_and_no_tombstone() -> None:
+def test_keyless_table_delete_has_a_null_key_tombstone() -> None:
+    """Debezium 3.6.3 follows a keyless table's delete (REPLICA IDENTITY FULL) with a tombstone whose key and
+    value are both null (measured)."""
     t = ev.table_schemas("postgresql", "inv", db="d", schema="public", table="log", columns=[("msg", cs.string())])
     d = ev.change(t, "d", before={"msg": "x"}, source=pg_source(), ts_ms=1)
     assert d.key is None and t.key_schema is None
-    assert [e.op for e in ev.with_tombstones([d])] == ["d"]
+    assert [e.op for e in ev.with_tombstones([d])] == ["d", None]
     assert ev.record(d)[1] is None
-    with pytest.raises(LakecdcError):
-        ev.tombstone(d)
+    assert ev.record(ev.tombstone(d)) == (t.topic, None, None)
 
 
 def test_tombstones_follow_deletes_only() -> None:

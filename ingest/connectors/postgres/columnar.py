@@ -116,11 +116,13 @@ def _date_fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragment
 
 
 def _zoned_timestamp_fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
-    """timestamptz printed in UTC ('... +00', years 1000-9999 AD): '"YYYY-MM-DDTHH:MM:SS[.f]Z"'."""
+    """timestamptz printed in UTC ('... +00', years 1000-9999 AD): '"YYYY-MM-DDTHH:MM:SS.ffffffZ"' (always
+    six fraction digits, like Debezium 3.x)."""
     ok = pc.fill_null(pc.match_substring_regex(values, r"^[1-9]\d{3}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\+00$"), True)
     day = pc.utf8_slice_codeunits(values, 0, 10)
-    clock = pc.utf8_slice_codeunits(values, 11, -3)
-    fast = pc.binary_join_element_wise('"', day, "T", clock, 'Z"', "")
+    clock = pc.utf8_slice_codeunits(values, 11, 19)
+    fraction = pc.utf8_rpad(pc.utf8_slice_codeunits(pc.utf8_slice_codeunits(values, 0, -3), 20), 6, "0")
+    fast = pc.binary_join_element_wise('"', day, "T", clock, ".", fraction, 'Z"', "")
     return _with_fallback(values, fast, ok, convert)
 
 

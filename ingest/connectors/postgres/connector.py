@@ -713,8 +713,8 @@ class _SnapshotMarks:
     """source.snapshot of each snapshot row, as Debezium 3.6.3 marks them, in this order of precedence:
     "last" on the last row of the last table, "first" on the first row of the first table,
     "last_in_data_collection" / "first_in_data_collection" on a table's last / first row, "true" in between
-    (an empty last table leaves no "last"). Rows are built with "true" and the few marked ones patched in their (not yet handed out)
-    blocks once a table's end is known."""
+    (an empty last table leaves no "last"). Rows are built with "true" and the few marked ones patched in
+    their (not yet handed out) blocks once a table's end is known."""
 
     def __init__(self) -> None:
         self.first_table = self.last_table = self.resumed = False

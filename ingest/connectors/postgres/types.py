@@ -189,7 +189,7 @@ def zoned_timestamp(text: str) -> str:
         # fast path: already UTC; PostgreSQL drops trailing fraction zeros, Debezium writes all six
         if len(text) == 22:
             return f"{text[:10]}T{text[11:19]}.000000Z"
-        return f"{text[:10]}T{text[11:20]}{text[20:-3]}{_SIX_ZEROS[:26 - len(text)]}Z"
+        return f"{text[:10]}T{text[11:20]}{text[20:-3]}{_SIX_ZEROS[:29 - len(text)]}Z"
     if text in ("infinity", "-infinity"):
         raise ConversionError(f"timestamptz {text} has no Debezium representation")
     bc = text.endswith(" BC")
