@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import struct
 from typing import Any
 
@@ -101,9 +102,19 @@ def _java_text(text: str, value: float, significant_bits: int) -> Any:
     return orjson.Fragment(java_number_text(text))
 
 
+# Shortest-digits texts that Java prints the same way (0.001 <= |x| < 1e7, with a fraction), and integers
+# below 1e7 (Java appends ".0"): the common case, recognised without parsing the number.
+PLAIN_FRACTION = re.compile(r"-?(?:[1-9]\d{0,6}\.\d+|0\.(?:[1-9]|0[1-9]|00[1-9])\d*)")  # RE2-safe (Arrow)
+PLAIN_INTEGER = re.compile(r"-?(?:[1-9]\d{0,6}|0)")
+
+
 def java_float(text: str) -> Any:
     """A PostgreSQL real text (shortest float32 digits) as Jackson writes a Connect FLOAT32: an
     orjson.Fragment in Float.toString's layout, or the string "NaN"/"Infinity"/"-Infinity"."""
+    if PLAIN_FRACTION.fullmatch(text):
+        return orjson.Fragment(text)
+    if PLAIN_INTEGER.fullmatch(text):
+        return orjson.Fragment(text + ".0")
     value = float(text)
     if value.is_integer() and abs(value) < _TWO_63 and value != 0:
         value = _F32.unpack(_F32.pack(value))[0]
@@ -112,6 +123,10 @@ def java_float(text: str) -> Any:
 
 def java_double_text(text: str) -> Any:
     """A PostgreSQL double precision text (shortest digits) as Jackson writes a Connect FLOAT64."""
+    if PLAIN_FRACTION.fullmatch(text):
+        return orjson.Fragment(text)
+    if PLAIN_INTEGER.fullmatch(text):
+        return orjson.Fragment(text + ".0")
     return _java_text(text, float(text), 53)
 
 

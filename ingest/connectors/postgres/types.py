@@ -613,9 +613,8 @@ def default_value(expression: str | None, t: PgType, schema: cs.Schema, convert:
     if schema.get("type") == "bytes" and t.name in ("bit", "varbit"):
         literal = literal.lstrip("Bb").strip("'")
     try:
-        if schema.get("type") in ("float", "double"):
-            # the schema's default goes through Jackson's tree writer: 1.0E10 comes out as 10000000000.0
-            return float(literal)
+        if schema.get("type") in ("float", "double"):  # Java's layout, like the values (1.0E10)
+            return java_float(literal) if schema["type"] == "float" else java_double_text(literal)
         if t.name == "bool" or (t.name == "bit" and schema.get("type") == "boolean"):
             return literal in ("t", "1", "true")
         return convert(literal)
