@@ -406,3 +406,56 @@ def test_snapshot_modes(pg_dsn, db) -> None:
     c3 = Collector(conn, resume=streaming).run()
     conn.close()
     assert sorted(e.key for e in c3.events if e.op == "r") == ['{"id":1}', '{"id":2}', '{"id":3}']
+
+
+def _snapshot_marks(events) -> list[tuple[str, int | None, str]]:
+    out = []
+    for e in events:
+        if e.op == "r":
+            v = json.loads(e.value)
+            row = v["after"]
+            out.append((e.table_id.rsplit(".", 1)[1], row.get("id", row.get("a")), v["source"]["snapshot"]))
+            assert e.snapshot == v["source"]["snapshot"]
+    return out
+
+
+@pytest.mark.parametrize("fetch", [2, 3, 100])
+def test_snapshot_rows_carry_debezium_markers(pg_dsn, db, fetch: int) -> None:
+    """source.snapshot per snapshot row as Debezium 3.6.3 writes it (measured): "first" on the first row,
+    "first_in_data_collection" / "last_in_data_collection" on each later table's first / last row (a one-row
+    table in the middle: "last_in_data_collection"), "true" between, "last" on the last row of the last
+    table. Chunk sizes 2 and 3 put table ends exactly on and off chunk boundaries; the keyless table is
+    read in one chunk."""
+    dsn, name, s = db
+    execute(dsn, f"CREATE TABLE {s}.a (id int PRIMARY KEY)", f"INSERT INTO {s}.a SELECT generate_series(1, 4)",
+            f"CREATE TABLE {s}.b (id int PRIMARY KEY)", f"INSERT INTO {s}.b VALUES (1)",
+            f"CREATE TABLE {s}.c (id int PRIMARY KEY)",
+            f"CREATE TABLE {s}.d (a int, t text)", f"INSERT INTO {s}.d VALUES (1, 'x'), (2, 'y'), (3, 'z')")
+    conn = connector(pg_dsn, name, s, **{"snapshot.fetch.size": fetch, "snapshot.mode": "initial_only"})
+    try:
+        c = Collector(conn, limits=BatchLimits(max_events=3, max_seconds=1)).run()
+    finally:
+        conn.close()
+    assert _snapshot_marks(c.events) == [
+        ("a", 1, "first"), ("a", 2, "true"), ("a", 3, "true"), ("a", 4, "last_in_data_collection"),
+        ("b", 1, "last_in_data_collection"),
+        ("d", 1, "first_in_data_collection"), ("d", 2, "true"), ("d", 3, "last")]
+
+
+def test_keyless_full_identity_delete_is_followed_by_a_null_key_tombstone(pg_dsn, db) -> None:
+    """Debezium 3.6.3 (measured): a DELETE on a table without key (REPLICA IDENTITY FULL) gives the delete
+    and then a tombstone whose key and value are both null."""
+    dsn, name, s = db
+    execute(dsn, f"CREATE TABLE {s}.nokey (a int, b text)", f"ALTER TABLE {s}.nokey REPLICA IDENTITY FULL",
+            f"INSERT INTO {s}.nokey VALUES (1, 'a')")
+    conn = connector(pg_dsn, name, s)
+    try:
+        c = Collector(conn).run()
+        execute(dsn, f"DELETE FROM {s}.nokey WHERE a = 1")
+        c.run(until=lambda c: sum(e.op is None for e in c.events) >= 1)
+    finally:
+        conn.close()
+    ops = [(e.op, e.key, e.value is None) for e in c.events]
+    assert ops == [("r", None, False), ("d", None, False), (None, None, True)]
+    assert json.loads(c.events[1].value)["before"] == {"a": 1, "b": "a"}
+    assert c.events[0].snapshot == "last"  # the only snapshot row is the last one
