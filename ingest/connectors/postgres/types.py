@@ -496,6 +496,12 @@ class FixedDecimal:
 def unscaled(text: str, scale: int) -> int:
     """The exact unscaled integer of a numeric text at `scale` (no decimal context: numeric(38,10) keeps all
     38 digits; the default 28-digit context would round them)."""
+    whole, _, fraction = text.partition(".")
+    if len(fraction) == scale and "e" not in text and "E" not in text:  # numeric(p,s) text: exactly s digits
+        try:
+            return int(whole + fraction)
+        except ValueError:
+            pass
     try:
         value = Decimal(text)
     except InvalidOperation:
