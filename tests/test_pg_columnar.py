@@ -50,6 +50,7 @@ CASES: list[tuple[str, Callable[[str], Any], list[str | None]]] = [
     ("java_float", java_float, ["0", "-0", "0.5", "-1.25", "1e+30", "1.5e-07", "NaN", "Infinity", "-Infinity",
                                 "3.14159", "-1.76229696e+08", "0.001", "0.0001", "1e+07", "9999999", "1234567",
                                 "-4.3502684e+12", "0.00099", "12.5", None]),
+    ("numeric_string", pgt.numeric_string, ["1.50", "NaN", "Infinity", "-Infinity", "-0.001", None]),
     ("java_double", java_double_text, ["0", "0.5", "1e+10", "0.0001", "1e-320", "1234567", "1.7976931348623157e+308",
                                        "NaN", "-Infinity", "2.5e+15", "1.9980225383584097e+18", "0.001", None]),
     ("timestamp_micros", pgt.timestamp_micros, TIMESTAMPS),

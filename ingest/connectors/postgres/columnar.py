@@ -159,6 +159,10 @@ def fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
         out = Fragments(values, {})
     elif convert is str:
         out = Fragments(json_strings(values), {})
+    elif convert is pgt.numeric_string:
+        for text, name in pgt.NUMERIC_SPECIAL_NAMES.items():
+            values = pc.if_else(pc.equal(values, text), name, values)
+        out = Fragments(json_strings(values), {})
     elif convert is pgt.pg_bool:
         out = Fragments(pc.if_else(pc.equal(values, "t"), "true", "false"), {})
     elif isinstance(convert, pgt.FixedDecimal):

@@ -456,7 +456,7 @@ def _numeric(props: PostgresProperties, optional: bool, mod: int) -> tuple[cs.Sc
     if mode == "double":
         return cs.float64(optional), numeric_double
     if mode == "string":
-        return cs.string(optional), str
+        return cs.string(optional), numeric_string
     precision, scale = numeric_typmod(mod)
     if scale is not None:
         return (cs.bytes_(optional, name="org.apache.kafka.connect.data.Decimal", version=1,
@@ -518,6 +518,16 @@ def unscaled(text: str, scale: int) -> int:
 def _round_half_up(number: int, divisor: int) -> int:
     quotient, remainder = divmod(number, divisor)
     return quotient + (2 * remainder >= divisor)
+
+
+# decimal.handling.mode=string: Debezium writes the special values by their Java enum names (measured)
+NUMERIC_SPECIAL_NAMES = {"NaN": "NAN", "Infinity": "POSITIVE_INFINITY", "-Infinity": "NEGATIVE_INFINITY"}
+
+
+def numeric_string(text: str) -> str:
+    """decimal.handling.mode=string: the text as it is, NaN/Infinity/-Infinity as NAN, POSITIVE_INFINITY,
+    NEGATIVE_INFINITY."""
+    return NUMERIC_SPECIAL_NAMES.get(text, text)
 
 
 def numeric_double(text: str) -> Any:
