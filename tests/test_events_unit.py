@@ -331,11 +331,13 @@ def test_transaction_tracker_numbers_events() -> None:
     begin = tr.begin("0-1-10", ts_ms=100)
     blocks = [tr.block("inv.a"), tr.block("inv.b"), tr.block("inv.a")]
     end = tr.end(ts_ms=200)
-    assert begin.value() == {"status": "BEGIN", "id": "0-1-10", "ts_ms": 100, "event_count": None,
-                             "data_collections": None}
+    assert begin.value() == {"status": "BEGIN", "id": "0-1-10", "event_count": None, "data_collections": None,
+                             "ts_ms": 100}
     assert [(b["total_order"], b["data_collection_order"]) for b in blocks] == [(1, 1), (2, 1), (3, 2)]
+    # data_collections in java.util.HashMap iteration order, as Debezium writes them (checked against the JVM)
     assert end.value() == {"status": "END", "id": "0-1-10", "ts_ms": 200, "event_count": 3, "data_collections": [
-        {"data_collection": "inv.a", "event_count": 2}, {"data_collection": "inv.b", "event_count": 1}]}
+        {"data_collection": "inv.b", "event_count": 1}, {"data_collection": "inv.a", "event_count": 2}]}
+
     assert end.topic == "p.transaction" and end.key == {"id": "0-1-10"}
     cs.validate(end.value_schema, end.value())
     with pytest.raises(LakecdcError):
@@ -345,9 +347,16 @@ def test_transaction_tracker_numbers_events() -> None:
         tr.begin("t3")
 
 
-def test_sqlserver_transaction_events_have_no_ts() -> None:
+def test_transaction_events_have_the_3x_layout() -> None:
+    """Debezium 3.6.3 (measured): status, id, event_count, data_collections, ts_ms for every connector (SQL
+    Server's 1.2 seed shows no ts_ms); key and value schemas version 1, items event.collection."""
     e = ev.TransactionEvent("sqlserver", "server1", "BEGIN", "00000025:00000d08:0025")
-    assert "ts_ms" not in e.value() and cs.field_names(e.value_schema)[:2] == ["status", "id"]
+    assert list(e.value()) == cs.field_names(e.value_schema) == ["status", "id", "event_count", "data_collections",
+                                                                   "ts_ms"]
+    assert isinstance(e.value()["ts_ms"], int)
+    assert e.value_schema["version"] == e.key_schema["version"] == 1
+    items = cs.field_schema(e.value_schema, "data_collections")["items"]
+    assert (items["name"], items["version"], items["optional"]) == ("event.collection", 1, True)
     with pytest.raises(LakecdcError):
         ev.TransactionEvent("mysql", "p", "COMMIT", "x")
 
@@ -439,3 +448,13 @@ def test_connect_decimal_bytes_are_java_big_integer_bytes():
         assert int.from_bytes(raw, "big", signed=True) == v
         shorter = 8 * (len(raw) - 1)  # bits of one byte less: the value must not fit there (minimal length)
         assert len(raw) == 1 or not -(1 << (shorter - 1)) <= v < 1 << (shorter - 1)
+
+
+def test_java_hashmap_order() -> None:
+    """Iteration orders of java.util.HashMap<String, ?> (recorded from the JVM): buckets of the spread
+    String.hashCode at the final capacity, insertion order within a bucket, capacity doubling past 0.75."""
+    assert ev.java_hashmap_order(["inv.a", "inv.b"]) == ["inv.b", "inv.a"]
+    assert ev.java_hashmap_order(["ORCLPDB1.DEBEZIUM.CUSTOMER", "ORCLPDB1.DEBEZIUM.ORDER"]) == [
+        "ORCLPDB1.DEBEZIUM.ORDER", "ORCLPDB1.DEBEZIUM.CUSTOMER"]
+    assert ev.java_hashmap_order(["public.a", "public.b"]) == ["public.a", "public.b"]
+    assert ev.java_hashmap_order([]) == []

@@ -167,6 +167,8 @@ def test_skipped_operations_and_no_tombstones(pg_dsn, db) -> None:
 
 
 def test_transaction_metadata_messages_and_schema_changes(pg_dsn, db) -> None:
+    from ingest.events import envelope as events_envelope
+
     dsn, name, s = db
     execute(dsn, f"CREATE TABLE {s}.a (id int PRIMARY KEY)", f"CREATE TABLE {s}.b (id int PRIMARY KEY)")
     conn = connector(pg_dsn, name, s, **{"provide.transaction.metadata": "true"})
@@ -183,14 +185,22 @@ def test_transaction_metadata_messages_and_schema_changes(pg_dsn, db) -> None:
                                          f"{name}.message", f"{name}.transaction"]
     begin, a1, b1, a2, message, end = (json.loads(e.value) for e in ev[:6])
     xid = ev[1].txn_id
-    assert begin["status"] == "BEGIN" and begin["id"].startswith(f"{xid}:")
+    # Debezium 3.6.3 (measured): ids are "<xid>:<LSN of the event>", BEGIN takes the first event's, END the
+    # Commit's; data collections are schema.table; the message counts in the transaction
+    assert begin["status"] == "BEGIN" and begin["id"] == f"{xid}:{a1['source']['lsn']}"
+    assert list(begin) == ["status", "id", "event_count", "data_collections", "ts_ms"]
     assert a1["transaction"] == {"id": begin["id"], "total_order": 1, "data_collection_order": 1}
-    assert b1["transaction"]["total_order"] == 2 and b1["transaction"]["data_collection_order"] == 1
-    assert a2["transaction"] == {"id": begin["id"], "total_order": 3, "data_collection_order": 2}
+    assert b1["transaction"] == {"id": f"{xid}:{b1['source']['lsn']}", "total_order": 2, "data_collection_order": 1}
+    assert a2["transaction"] == {"id": f"{xid}:{a2['source']['lsn']}", "total_order": 3, "data_collection_order": 2}
     assert message["op"] == "m" and message["message"] == {"prefix": "pfx", "content": "aGVsbG8="}
-    assert end["status"] == "END" and end["event_count"] == 3
-    assert end["data_collections"] == [{"data_collection": f"pgconn_test.{s}.a", "event_count": 2},
-                                       {"data_collection": f"pgconn_test.{s}.b", "event_count": 1}]
+    assert list(message) == ["op", "ts_ms", "source", "transaction", "message"]
+    assert message["transaction"] == {"id": f"{xid}:{message['source']['lsn']}", "total_order": 4,
+                                      "data_collection_order": 1}
+    assert end["status"] == "END" and end["event_count"] == 4 and end["id"].startswith(f"{xid}:")
+    assert int(end["id"].split(":")[1]) > message["source"]["lsn"]
+    counts = {f"{s}.a": 2, f"{s}.b": 1, f"{name}.message": 1}
+    assert end["data_collections"] == [{"data_collection": k, "event_count": counts[k]}
+                                       for k in events_envelope.java_hashmap_order(list(counts))]
     a3 = [json.loads(e.value) for e in ev if e.op == "c" and json.loads(e.value)["after"].get("note")]
     assert a3 and a3[0]["after"] == {"id": 3, "note": "n"}
     # the ADD COLUMN arrives as a Relation message: one ALTER schema change row with the new definition

@@ -523,21 +523,23 @@ class HeartbeatEvent:
 # ---------------------------------------------------------------------------------------------------------
 # Transaction metadata (provide.transaction.metadata=true)
 
+# Debezium 3.6.3's TransactionMonitor schemas (measured on the postgres connector; common to all connectors):
+# key {id} version 1; value status, id, event_count, data_collections (items event.collection v1), ts_ms.
 TRANSACTION_KEY_SCHEMA = cs.struct([("id", cs.string())], False,
-                                   name="io.debezium.connector.common.TransactionMetadataKey")
-_DATA_COLLECTION_SCHEMA = cs.struct([("data_collection", cs.string()), ("event_count", cs.int64())], False)
+                                   name="io.debezium.connector.common.TransactionMetadataKey", version=1)
+_DATA_COLLECTION_SCHEMA = cs.struct([("data_collection", cs.string()), ("event_count", cs.int64())], True,
+                                    name="event.collection", version=1)
 
 
-def _transaction_value_schema(with_ts: bool) -> cs.Schema:
-    fields: list[tuple[str, cs.Schema]] = [("status", cs.string()), ("id", cs.string())]
-    if with_ts:
-        fields.append(("ts_ms", cs.int64()))
-    fields += [("event_count", cs.int64(True)), ("data_collections", cs.array(_DATA_COLLECTION_SCHEMA, True))]
-    return cs.struct(fields, False, name="io.debezium.connector.common.TransactionMetadataValue")
+def _transaction_value_schema() -> cs.Schema:
+    return cs.struct([
+        ("status", cs.string()), ("id", cs.string()), ("event_count", cs.int64(True)),
+        ("data_collections", cs.array(_DATA_COLLECTION_SCHEMA, True)), ("ts_ms", cs.int64()),
+    ], False, name="io.debezium.connector.common.TransactionMetadataValue", version=1)
 
 
-# SQL Server's boundary events (S000, Debezium 1.2) have no ts_ms; every later seed's have one.
-TRANSACTION_VALUE_SCHEMAS = {c: _transaction_value_schema(c != "sqlserver") for c in CONNECTORS}
+# The seeds show older layouts (SQL Server 1.2 without ts_ms, ts_ms after id): docs/events.md.
+TRANSACTION_VALUE_SCHEMAS = {c: _transaction_value_schema() for c in CONNECTORS}
 
 
 @dataclass
@@ -554,7 +556,7 @@ class TransactionEvent:
     def __post_init__(self) -> None:
         if self.status not in ("BEGIN", "END"):
             raise LakecdcError(f"transaction status must be BEGIN or END, not {self.status!r}")
-        if self.ts_ms is None and self.connector != "sqlserver":
+        if self.ts_ms is None:
             self.ts_ms = now_ts()[0]  # no source time: processing time, fixed once
 
     @property
@@ -572,17 +574,38 @@ class TransactionEvent:
         return {"id": self.id}
 
     def value(self) -> dict[str, Any]:
-        v: dict[str, Any] = {"status": self.status, "id": self.id}
-        if self.connector != "sqlserver":
-            v["ts_ms"] = self.ts_ms
-        v["event_count"] = self.event_count
-        v["data_collections"] = self.data_collections
-        return v
+        return {"status": self.status, "id": self.id, "event_count": self.event_count,
+                "data_collections": self.data_collections, "ts_ms": self.ts_ms}
+
+
+def _java_string_hash(text: str) -> int:
+    """Java's String.hashCode (over UTF-16 code units), as an unsigned 32-bit number."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hashmap_order(keys: list[str]) -> list[str]:
+    """`keys` (distinct, in insertion order) in the iteration order of a java.util.HashMap holding them:
+    Debezium counts END's data_collections in one, so that is the order it writes them in. Buckets by the
+    spread hash at the map's final capacity (16, doubled past 0.75 load), insertion order within a bucket."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = _java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
 
 
 class TransactionTracker:
     """Numbers the events of one source transaction at a time: BEGIN, a `transaction` block per data event
-    (total_order and data_collection_order from 1), END with per-table counts in first-seen order."""
+    (total_order and data_collection_order from 1), END with per-table counts in Java HashMap order
+    (java_hashmap_order, as Debezium's TransactionContext map iterates)."""
 
     def __init__(self, connector: str, prefix: str, transaction_suffix: str = tp.DEFAULT_TRANSACTION_SUFFIX) -> None:
         self.connector = check_connector(connector)
@@ -598,21 +621,26 @@ class TransactionTracker:
         self.id, self.total, self.per_collection = txn_id, 0, {}
         return TransactionEvent(self.connector, self.prefix, "BEGIN", txn_id, ts_ms, transaction_suffix=self.suffix)
 
-    def block(self, data_collection: str) -> dict[str, Any]:
-        """The `transaction` block of the next data event of `data_collection` (e.g. testDB.dbo.tablea)."""
+    def block(self, data_collection: str, event_id: str | None = None) -> dict[str, Any]:
+        """The `transaction` block of the next data event of `data_collection` (e.g. testDB.dbo.tablea).
+        `event_id`: the id this event carries when the connector's id moves within a transaction
+        (PostgreSQL: "<xid>:<event LSN>"); default the transaction's id."""
         if self.id is None:
             raise LakecdcError("no open transaction")
         self.total += 1
         n = self.per_collection.get(data_collection, 0) + 1
         self.per_collection[data_collection] = n
-        return {"id": self.id, "total_order": self.total, "data_collection_order": n}
+        return {"id": self.id if event_id is None else event_id, "total_order": self.total,
+                "data_collection_order": n}
 
-    def end(self, ts_ms: int | None = None) -> TransactionEvent:
+    def end(self, ts_ms: int | None = None, end_id: str | None = None) -> TransactionEvent:
+        """The END event; `end_id`: its id when it differs from BEGIN's (PostgreSQL: "<xid>:<commit LSN>")."""
         if self.id is None:
             raise LakecdcError("no open transaction")
         ev = TransactionEvent(
-            self.connector, self.prefix, "END", self.id, ts_ms, self.total,
-            [{"data_collection": k, "event_count": v} for k, v in self.per_collection.items()],
+            self.connector, self.prefix, "END", self.id if end_id is None else end_id, ts_ms, self.total,
+            [{"data_collection": k, "event_count": self.per_collection[k]}
+             for k in java_hashmap_order(list(self.per_collection))],
             transaction_suffix=self.suffix,
         )
         self.id = None

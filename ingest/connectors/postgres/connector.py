@@ -426,13 +426,14 @@ class PostgresConnector(SourceConnector):
         if isinstance(msg, pg.Begin):
             txn = _Txn(msg.xid, msg.final_lsn, msg.commit_ts_us, data_start)
             if self.props.provide_transaction_metadata:
+                # BEGIN goes out with the transaction's first captured event (_transaction_block), as Debezium's
                 txn.tracker = ev.TransactionTracker("postgresql", self.props.topic_prefix)
-                begin = txn.tracker.begin(f"{msg.xid}:{msg.final_lsn}", msg.commit_ts_us // 1000)
-                self._add_transaction_event(pending, txn, begin, data_start)
             return txn
         if isinstance(msg, pg.Commit):
-            if txn is not None and txn.tracker is not None:
-                self._add_transaction_event(pending, txn, txn.tracker.end(msg.commit_ts_us // 1000), msg.end_lsn)
+            if txn is not None and txn.tracker is not None and txn.tracker.id is not None:
+                # Debezium's transaction id is "<xid>:<LSN of the current message>": END carries the Commit's
+                end = txn.tracker.end(msg.commit_ts_us // 1000, f"{txn.xid}:{data_start}")
+                self._add_transaction_event(pending, txn, end, msg.end_lsn)
             self._last_commit_lsn = msg.commit_lsn
             self._restart_lsn = msg.end_lsn
             pending.ack = msg.end_lsn
@@ -509,14 +510,25 @@ class PostgresConnector(SourceConnector):
                                  sequence=postgresql_sequence(self._restart_lsn, lsn), ts_us=txn.ts_us,
                                  txId=txn.xid, lsn=lsn)
 
+    def _transaction_block(self, pending: _Pending, txn: _Txn, data_collection: str, lsn: int) -> dict[str, Any]:
+        """The `transaction` block of the next event of `txn` (provide.transaction.metadata), after the BEGIN
+        event when this is the transaction's first. Ids are Debezium's "<xid>:<LSN of the event>"."""
+        tracker = txn.tracker
+        assert tracker is not None
+        event_id = f"{txn.xid}:{lsn}"
+        if tracker.id is None:
+            self._add_transaction_event(pending, txn, tracker.begin(event_id, txn.ts_us // 1000), lsn)
+        return tracker.block(data_collection, event_id)
+
     def _emit(self, pending: _Pending, txn: _Txn, event: ev.ChangeEvent, lsn: int) -> None:
+        block = None
+        if txn.tracker is not None and event.op is not None:
+            d = event.table.table_id.split(".", 1)[1]  # Debezium's data collection: schema.table
+            block = self._transaction_block(pending, txn, d, lsn)
         seq = self._next_seq(txn, lsn)
         if seq is None:
-            if txn.tracker is not None and event.op is not None:
-                txn.tracker.block(event.table.table_id)
             return
-        if txn.tracker is not None and event.op is not None:
-            event.transaction = txn.tracker.block(event.table.table_id)
+        event.transaction = block
         if txn.position is None:
             txn.position = self._position(txn.commit_lsn)
         pending.events.append(change_to_bronze(event, seq=seq, position=txn.position, txn_id=str(txn.xid)))
@@ -598,6 +610,11 @@ class PostgresConnector(SourceConnector):
     def _on_message(self, msg: pg.LogicalMessage, txn: _Txn | None, lsn: int, pending: _Pending) -> None:
         """pg_logical_emit_message(): Debezium's <prefix>.message topic, op "m"."""
         topic = f"{self.props.topic_prefix}.message"
+        block = None
+        if txn is not None and txn.tracker is not None:
+            # Debezium counts the message in the transaction; its data_collections entry is named by a Java
+            # object's toString (not reproducible): we name it by the message topic (docs/events.md)
+            block = self._transaction_block(pending, txn, topic, lsn)
         if txn is not None:
             seq = self._next_seq(txn, lsn)
             ts_ms, xid, commit_lsn = txn.ts_us // 1000, txn.xid, txn.commit_lsn
@@ -614,7 +631,7 @@ class PostgresConnector(SourceConnector):
                                    schema="", table="", snapshot=False,
                                    sequence=postgresql_sequence(self._restart_lsn, lsn),
                                    ts_us=txn.ts_us if txn is not None else None, txId=xid, lsn=lsn)
-        value = {"source": source, "op": "m", "ts_ms": _now_ms(),
+        value = {"op": "m", "ts_ms": _now_ms(), "source": source, "transaction": block,
                  "message": {"prefix": msg.prefix, "content": msg.content}}
         key = {"prefix": msg.prefix}
         pending.events.append(BronzeEvent(
@@ -697,13 +714,15 @@ class PostgresConnector(SourceConnector):
         self._conn = None
 
 
+# Debezium 3.6.3's logical decoding message records (measured).
 MESSAGE_KEY_SCHEMA = ev.cs.struct([("prefix", ev.cs.string(True))], False,
-                                  name="io.debezium.connector.postgresql.MessageKey")
+                                  name="io.debezium.connector.postgresql.MessageKey", version=1)
 MESSAGE_SCHEMA = ev.cs.struct([
-    ("source", ev.SOURCE_SCHEMAS["postgresql"]), ("op", ev.cs.string()), ("ts_ms", ev.cs.int64(True)),
+    ("op", ev.cs.string()), ("ts_ms", ev.cs.int64(True)), ("source", ev.SOURCE_SCHEMAS["postgresql"]),
+    ("transaction", ev.TRANSACTION_BLOCK_SCHEMA),
     ("message", ev.cs.struct([("prefix", ev.cs.string(True)), ("content", ev.cs.bytes_(True))], False,
-                             name="io.debezium.connector.postgresql.Message")),
-], False, name="io.debezium.connector.postgresql.MessageValue")
+                             name="io.debezium.connector.postgresql.Message", version=1)),
+], False, name="io.debezium.connector.postgresql.MessageValue", version=1)
 
 
 _SNAPSHOT_TRUE = '"snapshot":"true"'
