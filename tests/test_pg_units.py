@@ -249,7 +249,10 @@ def test_column_defaults_in_field_schemas() -> None:
                                                      RawJson("1.0E10")),
         (PgType(1082, "date"), "'2020-01-02'::date", 18263), (PgType(23, "int4"), "nextval('s'::regclass)", 0),
         (PgType(1700, "numeric"), "1.50", None), (PgType(25, "text"), None, None),
-        (PgType(25, "text"), "upper('a'::text)", None),
+        (PgType(25, "text"), "upper('a'::text)", None), (PgType(23, "int4"), "(1 + 1)", None),
+        (PgType(2950, "uuid"), "gen_random_uuid()", "00000000-0000-0000-0000-000000000000"),
+        (PgType(17, "bytea"), "'\\x0102'::bytea", None), (PgType(790, "money"), "5", None),
+        (PgType(1266, "timetz"), "'10:00:00+01'::time with time zone", None),
     ]
     for t, expression, expected in cases:
         conv = column_converter("c", t, props, True, expression)

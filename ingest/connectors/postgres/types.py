@@ -586,6 +586,7 @@ def column_converter(column: str, t: PgType, props: PostgresProperties, optional
 _CAST = re.compile(r"::[\w\s\"\[\]().,]+$")
 _NOW = {"now()", "current_timestamp", "localtimestamp", "current_date", "current_time", "localtime",
         "statement_timestamp()", "transaction_timestamp()", "clock_timestamp()"}
+_NO_DEFAULT = {"bytea", "money", "timetz"}
 _EPOCH_TEXT = {"timestamptz": "1970-01-01 00:00:00+00", "timestamp": "1970-01-01 00:00:00", "date": "1970-01-01",
                "time": "00:00:00", "timetz": "00:00:00+00"}
 
@@ -603,6 +604,8 @@ def default_literal(expression: str | None, t: PgType) -> str | None:
         return "0" if t.name in ("int2", "int4", "int8", "numeric") else None
     if text.lower() in _NOW:
         return _EPOCH_TEXT.get(t.name)
+    if t.name == "uuid" and re.fullmatch(r"[\w.]+\(\)", text):
+        return "00000000-0000-0000-0000-000000000000"  # gen_random_uuid() and kin (measured)
     while True:
         stripped = _CAST.sub("", text)
         if stripped == text:
@@ -621,8 +624,8 @@ def default_literal(expression: str | None, t: PgType) -> str | None:
 
 def default_value(expression: str | None, t: PgType, schema: cs.Schema, convert: Converter) -> Any:
     """The schema `default` of a column, or None (no default attribute)."""
-    if t.element is not None or schema.get("name") == "io.debezium.data.VariableScaleDecimal":
-        return None  # Debezium gives these no default
+    if t.element is not None or t.name in _NO_DEFAULT or schema.get("name") == "io.debezium.data.VariableScaleDecimal":
+        return None  # Debezium 3.6.3 gives these no default (measured)
     literal = default_literal(expression, t)
     if literal is None:
         return None
