@@ -368,7 +368,7 @@ def test_heartbeat_record() -> None:
     assert orjson.loads(key)["payload"] == {"serverName": "server1"}
     assert orjson.loads(value) == {"schema": {"type": "struct", "fields": [
         {"type": "int64", "optional": False, "field": "ts_ms"}], "optional": False,
-        "name": "io.debezium.connector.common.Heartbeat"}, "payload": {"ts_ms": 1700000000000}}
+        "name": "io.debezium.connector.common.Heartbeat", "version": 1}, "payload": {"ts_ms": 1700000000000}}
     assert ev.record(hb, schemas_enable=False)[2] == b'{"ts_ms":1700000000000}'
 
 
@@ -379,9 +379,13 @@ def test_schema_change_event_layouts() -> None:
     src = si.mysql_source(version="v", name="p", ts_ms=1, db="inventory", table="t", server_id=1, file="f", pos=4)
     e = ev.SchemaChangeEvent("mysql", "p", src, "inventory", None, "CREATE TABLE t (id INT)", [tc])
     v = e.value()
-    assert list(v) == ["source", "databaseName", "schemaName", "ddl", "tableChanges"]
-    assert "attributes" not in v["tableChanges"][0]["table"]
+    # Debezium 3.6.3's layout (its jar): ts_ms after source, comment / defaultValueExpression / enumValues
+    assert list(v) == ["source", "ts_ms", "databaseName", "schemaName", "ddl", "tableChanges"]
+    assert isinstance(v["ts_ms"], int)
+    assert list(v["tableChanges"][0]["table"]) == ["defaultCharsetName", "primaryKeyColumnNames", "columns", "comment"]
     assert v["tableChanges"][0]["table"]["columns"][0]["typeExpression"] == "INT"
+    assert list(v["tableChanges"][0]["table"]["columns"][0])[-3:] == ["comment", "defaultValueExpression",
+                                                                       "enumValues"]
     cs.validate(e.value_schema, v)
     assert e.topic == "p" and e.key == {"databaseName": "inventory"}
     m = ev.SchemaChangeEvent("mariadb", "p", si.mariadb_source(version="v", name="p", ts_ms=1, db="inventory",
@@ -428,8 +432,8 @@ def test_schema_change_to_bronze() -> None:
     e = ev.SchemaChangeEvent("sqlserver", "server1", src, "testDB", "dbo", None, [change])
     row = tb.to_bronze(e, seq="0001", position='{"commit_lsn":"x"}')
     assert isinstance(row, BronzeSchemaChange)
-    assert (row.seq, row.ts_ms, row.database_name, row.schema_name, row.ddl) == ("0001", 1588252618953, "testDB",
-                                                                                   "dbo", None)
+    assert (row.seq, row.ts_ms, row.database_name, row.schema_name, row.ddl) == ("0001", e.value()["ts_ms"],
+                                                                                   "testDB", "dbo", None)
     assert json.loads(row.table_changes) == e.value()["tableChanges"]
     assert json.loads(row.event) == e.value() and row.position == '{"commit_lsn":"x"}'
 
@@ -458,3 +462,17 @@ def test_java_hashmap_order() -> None:
         "ORCLPDB1.DEBEZIUM.ORDER", "ORCLPDB1.DEBEZIUM.CUSTOMER"]
     assert ev.java_hashmap_order(["public.a", "public.b"]) == ["public.a", "public.b"]
     assert ev.java_hashmap_order([]) == []
+
+
+def test_heartbeat_transaction_and_schema_change_schemas_are_debezium_363s() -> None:
+    """Equal to the schemas read from the 3.6.3 jars (SchemaFactory; tests/golden/debezium363_schemas.json)."""
+    from pathlib import Path
+
+    jar = json.loads((Path(__file__).parent / "golden" / "debezium363_schemas.json").read_text(encoding="utf-8"))
+    assert ev.HEARTBEAT_KEY_SCHEMA == jar["heartbeat_key"] and ev.HEARTBEAT_VALUE_SCHEMA == jar["heartbeat_value"]
+    assert ev.TRANSACTION_KEY_SCHEMA == jar["transaction_key"]
+    for connector in ("sqlserver", "oracle", "mysql", "postgresql"):
+        assert ev.TRANSACTION_VALUE_SCHEMAS[connector] == jar["transaction_value"]
+        layout = ev.SCHEMA_CHANGE_LAYOUTS[connector]
+        assert layout.key_schema == jar[f"{connector}_schema_change_key"], connector
+        assert jc.canonical_schema_json(layout.value_schema) == jc.dumps_str(jar[f"{connector}_schema_change_value"])

@@ -320,7 +320,8 @@ def with_tombstones(events: Iterable[ChangeEvent], tombstones_on_delete: bool = 
 
 @dataclass(frozen=True)
 class Column:
-    """One tableChanges[].table.columns[] item: the 12 attributes the seeds document."""
+    """One tableChanges[].table.columns[] item: the 12 attributes the seeds document, and Debezium 3.x's
+    comment, defaultValueExpression, enumValues (written in the 3.6.3 layout only)."""
 
     name: str
     jdbc_type: int                  # java.sql.Types code: 4 INTEGER, 12 VARCHAR, 2 NUMERIC, ...
@@ -334,9 +335,12 @@ class Column:
     scale: int | None = None
     auto_incremented: bool = False
     generated: bool = False
+    comment: str | None = None
+    default_value_expression: str | None = None
+    enum_values: Sequence[str] | None = None
 
-    def payload(self) -> dict[str, Any]:
-        return {
+    def payload(self, jar3: bool = False) -> dict[str, Any]:
+        out = {
             "name": self.name, "jdbcType": self.jdbc_type, "nativeType": self.native_type,
             "typeName": self.type_name,
             "typeExpression": self.type_name if self.type_expression is None else self.type_expression,
@@ -344,6 +348,11 @@ class Column:
             "position": self.position, "optional": self.optional, "autoIncremented": self.auto_incremented,
             "generated": self.generated,
         }
+        if jar3:
+            out["comment"] = self.comment
+            out["defaultValueExpression"] = self.default_value_expression
+            out["enumValues"] = None if self.enum_values is None else list(self.enum_values)
+        return out
 
 
 @dataclass(frozen=True)
@@ -356,17 +365,20 @@ class TableChange:
     primary_key_column_names: Sequence[str] = ()
     default_charset_name: str | None = None
     attributes: Sequence[dict[str, str]] | None = None
+    comment: str | None = None       # the 3.6.3 layout's table comment
 
-    def payload(self, with_attributes: bool) -> dict[str, Any]:
+    def payload(self, with_attributes: bool, jar3: bool = False) -> dict[str, Any]:
         if self.type not in ("CREATE", "ALTER", "DROP"):
             raise LakecdcError(f"tableChanges type must be CREATE, ALTER or DROP, not {self.type!r}")
         table: dict[str, Any] = {
             "defaultCharsetName": self.default_charset_name,
             "primaryKeyColumnNames": list(self.primary_key_column_names),
-            "columns": [c.payload() for c in self.columns],
+            "columns": [c.payload(jar3) for c in self.columns],
         }
         if with_attributes:
             table["attributes"] = [dict(a) for a in (self.attributes or [])]
+        if jar3:
+            table["comment"] = self.comment
         return {"type": self.type, "id": self.id, "table": table}
 
 
@@ -379,49 +391,58 @@ def quoted_table_id(*parts: str | None) -> str:
 class SchemaChangeLayout:
     key_schema: cs.Schema
     value_schema: cs.Schema
-    ts_us_ns: bool           # the value has ts_ms, ts_us, ts_ns after source
-    attributes: bool         # tableChanges[].table has attributes
+    ts_us_ns: bool           # the value has ts_ms, ts_us, ts_ns after source (MariaDB seed)
+    attributes: bool         # tableChanges[].table has attributes (MariaDB seed)
+    jar3: bool = False       # Debezium 3.6.3's layout: ts_ms (required) after source; comment,
+                             # defaultValueExpression, enumValues per column, comment per table
 
 
-def _column_schema() -> cs.Schema:
-    return cs.struct([
+def _column_schema(jar3: bool) -> cs.Schema:
+    fields = [
         ("name", cs.string()), ("jdbcType", cs.int32()), ("nativeType", cs.int32(True)),
         ("typeName", cs.string()), ("typeExpression", cs.string(True)), ("charsetName", cs.string(True)),
         ("length", cs.int32(True)), ("scale", cs.int32(True)), ("position", cs.int32()),
         ("optional", cs.boolean(True)), ("autoIncremented", cs.boolean(True)), ("generated", cs.boolean(True)),
-    ], False, name="io.debezium.connector.schema.Column")
+    ]
+    if jar3:
+        fields += [("comment", cs.string(True)), ("defaultValueExpression", cs.string(True)),
+                   ("enumValues", cs.array(cs.string(), True))]
+    return cs.struct(fields, False, name="io.debezium.connector.schema.Column", version=1 if jar3 else None)
 
 
 def _schema_change_layout(connector: str) -> SchemaChangeLayout:
-    # SQL Server (S000) and MySQL (S003) key schemas carry no version; Oracle and MariaDB (S001, S004) have 1.
-    modern = connector in ("oracle", "mariadb", "postgresql")
-    version = 1 if modern else None
+    """sqlserver, oracle, mysql, postgresql: Debezium 3.6.3's (read from its jars: SchemaFactory's schema
+    history schemas); mariadb (no jar): seed 004's, with ts_us/ts_ns and table attributes."""
+    jar3 = connector != "mariadb"
     key = cs.struct([("databaseName", cs.string())], False,
-                    name=f"io.debezium.connector.{connector}.SchemaChangeKey", version=version)
+                    name=f"io.debezium.connector.{connector}.SchemaChangeKey", version=1)
     table_fields: list[tuple[str, cs.Schema]] = [
         ("defaultCharsetName", cs.string(True)),
         ("primaryKeyColumnNames", cs.array(cs.string(), True)),
-        ("columns", cs.array(_column_schema())),
+        ("columns", cs.array(_column_schema(jar3))),
     ]
-    if modern:
-        table_fields.append(("attributes", cs.array(cs.map_(cs.string(), cs.string()), True)))
+    table_fields.append(("comment", cs.string(True)) if jar3 else
+                        ("attributes", cs.array(cs.map_(cs.string(), cs.string()), True)))
+    version = 1 if jar3 else None
     change_schema = cs.struct([
         ("type", cs.string()), ("id", cs.string()),
-        ("table", cs.struct(table_fields, True, name="io.debezium.connector.schema.Table")),
-    ], False, name="io.debezium.connector.schema.Change")
+        ("table", cs.struct(table_fields, True, name="io.debezium.connector.schema.Table", version=version)),
+    ], False, name="io.debezium.connector.schema.Change", version=version)
     fields: list[tuple[str, cs.Schema]] = [("source", SOURCE_SCHEMAS[connector])]
-    if modern:
+    if jar3:
+        fields.append(("ts_ms", cs.int64()))
+    else:
         fields += [("ts_ms", cs.int64(True)), ("ts_us", cs.int64(True)), ("ts_ns", cs.int64(True))]
     fields += [
         ("databaseName", cs.string(True)), ("schemaName", cs.string(True)), ("ddl", cs.string(True)),
         ("tableChanges", cs.array(change_schema)),
     ]
-    value = cs.struct(fields, False, name=f"io.debezium.connector.{connector}.SchemaChangeValue", version=version)
-    return SchemaChangeLayout(key, value, modern, modern)
+    value = cs.struct(fields, False, name=f"io.debezium.connector.{connector}.SchemaChangeValue", version=1)
+    return SchemaChangeLayout(key, value, not jar3, not jar3, jar3)
 
 
 # MongoDB has no schema change events. PostgreSQL has none in Debezium (logical decoding carries no DDL);
-# the layout here is lakecdc's, for schema changes a PostgreSQL connector derives from relation messages.
+# the layout here is the 3.6.3 jar's, for schema changes a PostgreSQL connector derives from relation messages.
 SCHEMA_CHANGE_LAYOUTS: dict[str, SchemaChangeLayout] = {
     c: _schema_change_layout(c) for c in CONNECTORS if c != "mongodb"
 }
@@ -443,7 +464,7 @@ class SchemaChangeEvent:
     def __post_init__(self) -> None:
         if self.connector not in SCHEMA_CHANGE_LAYOUTS:
             raise LakecdcError(f"connector {self.connector!r} has no schema change events")
-        if self.layout.ts_us_ns:
+        if self.layout.ts_us_ns or self.layout.jar3:
             # processing time, fixed once so that value() is stable
             if self.ts_ms is None:
                 self.ts_ms, self.ts_us, self.ts_ns = now_ts()
@@ -473,11 +494,13 @@ class SchemaChangeEvent:
         return self.layout.value_schema
 
     def table_changes_payload(self) -> list[dict[str, Any]]:
-        return [tc.payload(self.layout.attributes) for tc in self.table_changes]
+        return [tc.payload(self.layout.attributes, self.layout.jar3) for tc in self.table_changes]
 
     def value(self) -> dict[str, Any]:
         v: dict[str, Any] = {"source": self.source}
-        if self.layout.ts_us_ns:
+        if self.layout.jar3:
+            v["ts_ms"] = self.ts_ms
+        elif self.layout.ts_us_ns:
             v["ts_ms"] = self.ts_ms
             v["ts_us"] = self.ts_us
             v["ts_ns"] = self.ts_ns
@@ -491,9 +514,11 @@ class SchemaChangeEvent:
 # ---------------------------------------------------------------------------------------------------------
 # Heartbeats
 
+# Debezium 3.6.3's heartbeat schemas (read from its jar: SchemaFactory), version 1.
 HEARTBEAT_KEY_SCHEMA = cs.struct([("serverName", cs.string())], False,
-                                 name="io.debezium.connector.common.ServerNameKey")
-HEARTBEAT_VALUE_SCHEMA = cs.struct([("ts_ms", cs.int64())], False, name="io.debezium.connector.common.Heartbeat")
+                                 name="io.debezium.connector.common.ServerNameKey", version=1)
+HEARTBEAT_VALUE_SCHEMA = cs.struct([("ts_ms", cs.int64())], False, name="io.debezium.connector.common.Heartbeat",
+                                   version=1)
 
 
 @dataclass
