@@ -286,3 +286,22 @@ def test_source_sequence_is_upstream_json_text() -> None:
                          "schema", "table", "txId", "lsn", "xmin", "origin", "origin_lsn"]
     assert src["snapshot"] == "false"
     assert (src["ts_us"], src["ts_ns"]) == (1_700_000_000_123_456, 1_700_000_000_123_456_000)
+
+
+def test_arrays_as_debezium_363_writes_them() -> None:
+    """Measured with the real connector: enum array items are required; bit string arrays get the element's
+    Bits schema and are always null; unconstrained numeric arrays (precise mode) are always null."""
+    props = parse_properties(BASE)
+    mood = PgType(90001, "mood", "e", enum_labels=("sad", "ok"))
+    schema, convert = element_converter(PgType(90002, "_mood", element=mood), props, True)
+    assert schema["items"]["optional"] is False and convert("{sad,ok}") == ["sad", "ok"]
+    schema, convert = element_converter(PgType(1561, "_bit", typmod=3, element=PgType(1560, "bit", typmod=3)),
+                                        props, True)
+    assert (schema["type"], schema["name"], schema["parameters"]) == ("bytes", "io.debezium.data.Bits",
+                                                                       {"length": "3"})
+    assert convert("{101,000}") is None
+    schema, convert = element_converter(PgType(1231, "_numeric", element=PgType(1700, "numeric")), props, True)
+    assert schema["items"]["name"] == "io.debezium.data.VariableScaleDecimal" and convert("{1.5,NaN}") is None
+    mod = (6 << 16) + 2 + 4  # numeric(6,2)
+    fixed = PgType(1231, "_numeric", typmod=mod, element=PgType(1700, "numeric", typmod=mod))
+    assert element_converter(fixed, props, True)[1]("{1.50,NULL}") == ["AJY=", None]

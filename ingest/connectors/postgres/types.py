@@ -362,10 +362,18 @@ def element_converter(t: PgType, props: PostgresProperties, optional: bool) -> t
     """(schema, converter) for one type, or None for an unknown type (omitted, like Debezium)."""
     name, mod, mode = t.name, t.typmod, props.time_precision_mode
     if t.element is not None:
-        inner = element_converter(t.element, props, True)
+        el = t.element
+        if el.name in ("bit", "varbit") and not (el.name == "bit" and mod == 1):
+            # Debezium 3.6.3 (measured): a bit string array gets the element's Bits schema, and always null
+            length = mod if mod > 0 else 2_147_483_647
+            return (cs.bytes_(optional, name="io.debezium.data.Bits", version=1, parameters={"length": str(length)}),
+                    _always_null)
+        inner = element_converter(el, props, el.typtype != "e")  # enum items are required (measured)
         if inner is None:
             return None
         inner_schema, inner_conv = inner
+        if el.name == "numeric" and numeric_typmod(mod)[1] is None and props.decimal_handling_mode == "precise":
+            return cs.array(inner_schema, optional), _always_null  # Debezium writes these arrays as null
 
         def conv_array(text: str) -> list[Any]:
             return [None if v is None else inner_conv(v) for v in parse_array(text)]
@@ -448,6 +456,12 @@ def element_converter(t: PgType, props: PostgresProperties, optional: bool) -> t
         return schema, postgis_value
     if props.include_unknown_datatypes:
         return cs.bytes_(optional), lambda s: _b64(s.encode("utf-8"))
+    return None
+
+
+def _always_null(text: str) -> None:
+    """Types Debezium 3.6.3 declares but always writes as null (bit string arrays, unconstrained numeric
+    arrays in precise mode: measured)."""
     return None
 
 
