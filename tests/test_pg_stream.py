@@ -84,8 +84,8 @@ def test_envelopes_and_replica_identity(pg_dsn, db) -> None:
     assert json.loads(src["sequence"]) == [None, str(src["lsn"])] and src["lsn"] > 0  # snapshot: slot point only
     assert src["ts_us"] // 1000 == src["ts_ms"] and src["ts_ns"] == src["ts_us"] * 1000
     assert (src["connector"], src["name"], src["snapshot"], src["db"], src["schema"], src["table"]) == (
-        "postgresql", name, "first", "pgconn_test", s, "customers")  # the snapshot's first (only) row
-    assert snap.snapshot == "first"
+        "postgresql", name, "last", "pgconn_test", s, "customers")  # the snapshot's only row: "last" wins
+    assert snap.snapshot == "last"
     # the snapshot fast path assembles the envelope text itself: it must equal ingest.events' envelope
     from ingest.events import envelope as events_envelope
     from ingest.events.json_converter import dumps_str
@@ -433,13 +433,14 @@ def test_snapshot_rows_carry_debezium_markers(pg_dsn, db) -> None:
     """source.snapshot per snapshot row as Debezium 3.6.3 writes it (measured): "first" on the first row,
     "first_in_data_collection" / "last_in_data_collection" on each later table's first / last row (a one-row
     table in the middle: "last_in_data_collection"), "true" between, "last" on the last row of the last
-    table. Chunk sizes 2 and 3 put table ends exactly on and off chunk boundaries; the keyless table is
-    read in one chunk."""
+    table with rows. Chunk sizes 2 and 3 put table ends exactly on and off chunk boundaries; the keyless
+    table is read in one chunk."""
     dsn, name, s = db
     execute(dsn, f"CREATE TABLE {s}.a (id int PRIMARY KEY)", f"INSERT INTO {s}.a SELECT generate_series(1, 4)",
             f"CREATE TABLE {s}.b (id int PRIMARY KEY)", f"INSERT INTO {s}.b VALUES (1)",
             f"CREATE TABLE {s}.c (id int PRIMARY KEY)",
-            f"CREATE TABLE {s}.d (a int, t text)", f"INSERT INTO {s}.d VALUES (1, 'x'), (2, 'y'), (3, 'z')")
+            f"CREATE TABLE {s}.d (a int, t text)", f"INSERT INTO {s}.d VALUES (1, 'x'), (2, 'y'), (3, 'z')",
+            f"CREATE TABLE {s}.e (id int PRIMARY KEY)")  # an empty last table: "last" stays on d's last row
     for fetch in (2, 3, 100):
         conn = connector(pg_dsn, name, s, **{"snapshot.fetch.size": fetch, "snapshot.mode": "initial_only"})
         try:

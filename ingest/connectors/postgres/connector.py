@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 import psycopg2
 import psycopg2.extras
+import psycopg2.sql
 import pyarrow as pa
 
 from ingest import __version__
@@ -204,6 +205,11 @@ class PostgresConnector(SourceConnector):
             pending = _Pending()
             ready: Batch | None = None  # one batch of lookahead, so the last one can be marked complete
             marks = _SnapshotMarks()
+            # Debezium marks "last" on the snapshot's last record (the last row of the last table that has
+            # rows; measured), "first" only in the first table even when it is empty: find that table
+            with_rows = ([i for i, (sch, name, _) in enumerate(tables) if _has_rows(reader, sch, name)]
+                         if props.snapshot_mode != "no_data" else [])
+            last_index = with_rows[-1] if with_rows else -1
             for table_index, (schema, name, relid) in enumerate(tables):
                 full = f"{schema}.{name}"
                 if start_table is not None and full < start_table:
@@ -221,7 +227,7 @@ class PostgresConnector(SourceConnector):
                     continue
                 key_columns = table.definition.key_columns
                 key_index = [table.column_names.index(k) for k in key_columns]
-                marks.start_table(first=table_index == 0, last=table_index == len(tables) - 1,
+                marks.start_table(first=table_index == 0, last=table_index == last_index,
                                   resumed=after_key is not None)
                 while True:
                     # a chunk never overfills the batch: it reads at most the room left
@@ -730,9 +736,10 @@ _SNAPSHOT_TRUE = '"snapshot":"true"'
 
 class _SnapshotMarks:
     """source.snapshot of each snapshot row, as Debezium 3.6.3 marks them, in this order of precedence:
-    "last" on the last row of the last table, "first" on the first row of the first table,
+    "last" on the last row of the last table with rows (measured: an empty last table does not take it),
+    "first" on the first row of the first table,
     "last_in_data_collection" / "first_in_data_collection" on a table's last / first row, "true" in between
-    (an empty last table leaves no "last"). Rows are built with "true" and the few marked ones patched in
+    Rows are built with "true" and the few marked ones patched in
     their (not yet handed out) blocks once a table's end is known."""
 
     def __init__(self) -> None:
@@ -765,6 +772,12 @@ class _SnapshotMarks:
         for block, row, label in marks.values():
             _mark_snapshot_row(block, row, label)
         self.first = self.last = None
+
+
+def _has_rows(conn: Any, schema: str, table: str) -> bool:
+    with conn.cursor() as cur:
+        cur.execute(psycopg2.sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(psycopg2.sql.Identifier(schema, table)))
+        return bool(cur.fetchone()[0])
 
 
 def _mark_snapshot_row(block: BronzeEventBlock, row: int, label: str) -> None:
