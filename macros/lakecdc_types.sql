@@ -45,8 +45,8 @@
   {%- elif t == 'int16' -%}smallint
   {%- elif t == 'int32' -%}int
   {%- elif t == 'int64' -%}bigint
-  {%- elif t == 'float32' -%}float
-  {%- elif t == 'float64' -%}double
+  {%- elif t in ('float', 'float32') -%}float
+  {%- elif t in ('double', 'float64') -%}double
   {%- elif t == 'boolean' -%}boolean
   {%- elif t == 'bytes' -%}binary
   {%- elif t == 'array' -%}array<{{ lakecdc_spark_type(f.get('items')) }}>
@@ -122,7 +122,7 @@
     unbase64({{ raw }})
   {%- elif t == 'boolean' -%}
     cast({{ raw }} as boolean)
-  {%- elif t in ('int8', 'int16', 'int32', 'int64', 'float32', 'float64') -%}
+  {%- elif t in ('int8', 'int16', 'int32', 'int64', 'float', 'double', 'float32', 'float64') -%}
     cast({{ raw }} as {{ lakecdc_spark_type(f) }})
   {%- elif t == 'array' -%}
     transform(from_json({{ raw }}, 'array<string>'), x -> {{ lakecdc_decode('x', f.get('items')) }})

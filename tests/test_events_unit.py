@@ -28,8 +28,8 @@ pytestmark = pytest.mark.unit
     (cs.int16(True), {"type": "int16", "optional": True}),
     (cs.int32(), {"type": "int32", "optional": False}),
     (cs.int64(True, default=0), {"type": "int64", "optional": True, "default": 0}),
-    (cs.float32(), {"type": "float32", "optional": False}),
-    (cs.float64(True), {"type": "float64", "optional": True}),
+    (cs.float32(), {"type": "float", "optional": False}),
+    (cs.float64(True), {"type": "double", "optional": True}),
     (cs.boolean(True, default=False), {"type": "boolean", "optional": True, "default": False}),
     (cs.string(), {"type": "string", "optional": False}),
     (cs.bytes_(True, name="org.apache.kafka.connect.data.Decimal", version=1,
@@ -123,8 +123,8 @@ def test_build_source_rejects_unknown_fields() -> None:
 
 @pytest.mark.parametrize(("connector", "given", "expected"), [
     ("sqlserver", True, "true"), ("sqlserver", False, "false"), ("oracle", "incremental", "incremental"),
-    ("mariadb", "last", "last"), ("mysql", True, True), ("mysql", "last", True), ("postgresql", "false", False),
-    ("mongodb", None, None),
+    ("mariadb", "last", "last"), ("mysql", True, "true"), ("mysql", "last", "last"), ("postgresql", False, "false"),
+    ("postgresql", "first_in_data_collection", "first_in_data_collection"), ("mongodb", None, None),
 ])
 def test_snapshot_value(connector: str, given: object, expected: object) -> None:
     assert si.snapshot_value(connector, given) == expected
@@ -200,26 +200,29 @@ def pg_source(**kw) -> dict:
 
 
 @pytest.mark.parametrize(("connector", "ts", "fields"), [
-    ("postgresql", None, ["before", "after", "source", "op", "ts_ms"]),
-    ("postgresql", True, ["before", "after", "source", "op", "ts_ms", "ts_us", "ts_ns"]),
-    ("mariadb", None, ["before", "after", "source", "op", "ts_ms", "ts_us", "ts_ns"]),
-    ("oracle", False, ["before", "after", "source", "op", "ts_ms"]),
+    ("postgresql", None, ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]),
+    ("mysql", None, ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]),
+    ("mariadb", None, ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]),
+    ("oracle", False, ["before", "after", "source", "transaction", "op", "ts_ms"]),
 ])
 def test_envelope_fields(connector: str, ts: bool | None, fields: list[str]) -> None:
-    t = ev.table_schemas(connector, "p", db="d", schema="s", table="t", columns=[("id", cs.int32())],
-                         key_columns=["id"], ts_us_ns=ts)
-    assert cs.field_names(t.envelope_schema) == fields
-    t2 = ev.table_schemas(connector, "p", db="d", schema="s", table="t", columns=[("id", cs.int32())],
-                          key_columns=["id"], ts_us_ns=ts, provide_transaction_metadata=True)
-    assert cs.field_names(t2.envelope_schema) == [*fields, "transaction"]
-    assert cs.field_schema(t2.envelope_schema, "transaction")["optional"] is True
+    """Debezium 3.6.3's envelope (measured on the postgres connector): transaction right after source,
+    present whether or not transaction metadata is on; struct version 2."""
+    for metadata in (False, True):
+        t = ev.table_schemas(connector, "p", db="d", schema="s", table="t", columns=[("id", cs.int32())],
+                             key_columns=["id"], ts_us_ns=ts, provide_transaction_metadata=metadata)
+        assert cs.field_names(t.envelope_schema) == fields
+        assert cs.field_schema(t.envelope_schema, "transaction")["optional"] is True
+        assert t.envelope_schema["version"] == 2
 
 
 def test_change_event_ops_keys_and_values() -> None:
     t = pg_table()
     c = ev.change(t, "c", after={"id": 1, "email": None}, source=pg_source(), ts_ms=5)
     assert c.key == {"id": 1} and c.value() == {"before": None, "after": {"id": 1, "email": None},
-                                                "source": pg_source(), "op": "c", "ts_ms": 5}
+                                                "source": pg_source(), "transaction": None, "op": "c", "ts_ms": 5,
+                                                "ts_us": 5000, "ts_ns": 5_000_000}
+    assert list(c.value()) == ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]
     d = ev.change(t, "d", before={"id": 2, "email": "x"}, source=pg_source(), ts_ms=6)
     assert d.key == {"id": 2}
     trunc = ev.change(t, "t", source=pg_source(), ts_ms=7)
@@ -231,14 +234,15 @@ def test_change_event_ops_keys_and_values() -> None:
     assert now.ts_ms == now.ts_us // 1000 == now.ts_ns // 1_000_000 and now.ts_ms > 1_600_000_000_000
 
 
-def test_keyless_table_has_null_key_and_no_tombstone() -> None:
+def test_keyless_table_delete_has_a_null_key_tombstone() -> None:
+    """Debezium 3.6.3 follows a keyless table's delete (REPLICA IDENTITY FULL) with a tombstone whose key and
+    value are both null (measured)."""
     t = ev.table_schemas("postgresql", "inv", db="d", schema="public", table="log", columns=[("msg", cs.string())])
     d = ev.change(t, "d", before={"msg": "x"}, source=pg_source(), ts_ms=1)
     assert d.key is None and t.key_schema is None
-    assert [e.op for e in ev.with_tombstones([d])] == ["d"]
+    assert [e.op for e in ev.with_tombstones([d])] == ["d", None]
     assert ev.record(d)[1] is None
-    with pytest.raises(LakecdcError):
-        ev.tombstone(d)
+    assert ev.record(ev.tombstone(d)) == (t.topic, None, None)
 
 
 def test_tombstones_follow_deletes_only() -> None:
@@ -327,11 +331,13 @@ def test_transaction_tracker_numbers_events() -> None:
     begin = tr.begin("0-1-10", ts_ms=100)
     blocks = [tr.block("inv.a"), tr.block("inv.b"), tr.block("inv.a")]
     end = tr.end(ts_ms=200)
-    assert begin.value() == {"status": "BEGIN", "id": "0-1-10", "ts_ms": 100, "event_count": None,
-                             "data_collections": None}
+    assert begin.value() == {"status": "BEGIN", "id": "0-1-10", "event_count": None, "data_collections": None,
+                             "ts_ms": 100}
     assert [(b["total_order"], b["data_collection_order"]) for b in blocks] == [(1, 1), (2, 1), (3, 2)]
+    # data_collections in java.util.HashMap iteration order, as Debezium writes them (checked against the JVM)
     assert end.value() == {"status": "END", "id": "0-1-10", "ts_ms": 200, "event_count": 3, "data_collections": [
-        {"data_collection": "inv.a", "event_count": 2}, {"data_collection": "inv.b", "event_count": 1}]}
+        {"data_collection": "inv.b", "event_count": 1}, {"data_collection": "inv.a", "event_count": 2}]}
+
     assert end.topic == "p.transaction" and end.key == {"id": "0-1-10"}
     cs.validate(end.value_schema, end.value())
     with pytest.raises(LakecdcError):
@@ -341,9 +347,16 @@ def test_transaction_tracker_numbers_events() -> None:
         tr.begin("t3")
 
 
-def test_sqlserver_transaction_events_have_no_ts() -> None:
+def test_transaction_events_have_the_3x_layout() -> None:
+    """Debezium 3.6.3 (measured): status, id, event_count, data_collections, ts_ms for every connector (SQL
+    Server's 1.2 seed shows no ts_ms); key and value schemas version 1, items event.collection."""
     e = ev.TransactionEvent("sqlserver", "server1", "BEGIN", "00000025:00000d08:0025")
-    assert "ts_ms" not in e.value() and cs.field_names(e.value_schema)[:2] == ["status", "id"]
+    assert list(e.value()) == cs.field_names(e.value_schema) == ["status", "id", "event_count", "data_collections",
+                                                                   "ts_ms"]
+    assert isinstance(e.value()["ts_ms"], int)
+    assert e.value_schema["version"] == e.key_schema["version"] == 1
+    items = cs.field_schema(e.value_schema, "data_collections")["items"]
+    assert (items["name"], items["version"], items["optional"]) == ("event.collection", 1, True)
     with pytest.raises(LakecdcError):
         ev.TransactionEvent("mysql", "p", "COMMIT", "x")
 
@@ -355,7 +368,7 @@ def test_heartbeat_record() -> None:
     assert orjson.loads(key)["payload"] == {"serverName": "server1"}
     assert orjson.loads(value) == {"schema": {"type": "struct", "fields": [
         {"type": "int64", "optional": False, "field": "ts_ms"}], "optional": False,
-        "name": "io.debezium.connector.common.Heartbeat"}, "payload": {"ts_ms": 1700000000000}}
+        "name": "io.debezium.connector.common.Heartbeat", "version": 1}, "payload": {"ts_ms": 1700000000000}}
     assert ev.record(hb, schemas_enable=False)[2] == b'{"ts_ms":1700000000000}'
 
 
@@ -366,9 +379,13 @@ def test_schema_change_event_layouts() -> None:
     src = si.mysql_source(version="v", name="p", ts_ms=1, db="inventory", table="t", server_id=1, file="f", pos=4)
     e = ev.SchemaChangeEvent("mysql", "p", src, "inventory", None, "CREATE TABLE t (id INT)", [tc])
     v = e.value()
-    assert list(v) == ["source", "databaseName", "schemaName", "ddl", "tableChanges"]
-    assert "attributes" not in v["tableChanges"][0]["table"]
+    # Debezium 3.6.3's layout (its jar): ts_ms after source, comment / defaultValueExpression / enumValues
+    assert list(v) == ["source", "ts_ms", "databaseName", "schemaName", "ddl", "tableChanges"]
+    assert isinstance(v["ts_ms"], int)
+    assert list(v["tableChanges"][0]["table"]) == ["defaultCharsetName", "primaryKeyColumnNames", "columns", "comment"]
     assert v["tableChanges"][0]["table"]["columns"][0]["typeExpression"] == "INT"
+    assert list(v["tableChanges"][0]["table"]["columns"][0])[-3:] == ["comment", "defaultValueExpression",
+                                                                       "enumValues"]
     cs.validate(e.value_schema, v)
     assert e.topic == "p" and e.key == {"databaseName": "inventory"}
     m = ev.SchemaChangeEvent("mariadb", "p", si.mariadb_source(version="v", name="p", ts_ms=1, db="inventory",
@@ -415,8 +432,8 @@ def test_schema_change_to_bronze() -> None:
     e = ev.SchemaChangeEvent("sqlserver", "server1", src, "testDB", "dbo", None, [change])
     row = tb.to_bronze(e, seq="0001", position='{"commit_lsn":"x"}')
     assert isinstance(row, BronzeSchemaChange)
-    assert (row.seq, row.ts_ms, row.database_name, row.schema_name, row.ddl) == ("0001", 1588252618953, "testDB",
-                                                                                   "dbo", None)
+    assert (row.seq, row.ts_ms, row.database_name, row.schema_name, row.ddl) == ("0001", e.value()["ts_ms"],
+                                                                                   "testDB", "dbo", None)
     assert json.loads(row.table_changes) == e.value()["tableChanges"]
     assert json.loads(row.event) == e.value() and row.position == '{"commit_lsn":"x"}'
 
@@ -435,3 +452,27 @@ def test_connect_decimal_bytes_are_java_big_integer_bytes():
         assert int.from_bytes(raw, "big", signed=True) == v
         shorter = 8 * (len(raw) - 1)  # bits of one byte less: the value must not fit there (minimal length)
         assert len(raw) == 1 or not -(1 << (shorter - 1)) <= v < 1 << (shorter - 1)
+
+
+def test_java_hashmap_order() -> None:
+    """Iteration orders of java.util.HashMap<String, ?> (recorded from the JVM): buckets of the spread
+    String.hashCode at the final capacity, insertion order within a bucket, capacity doubling past 0.75."""
+    assert ev.java_hashmap_order(["inv.a", "inv.b"]) == ["inv.b", "inv.a"]
+    assert ev.java_hashmap_order(["ORCLPDB1.DEBEZIUM.CUSTOMER", "ORCLPDB1.DEBEZIUM.ORDER"]) == [
+        "ORCLPDB1.DEBEZIUM.ORDER", "ORCLPDB1.DEBEZIUM.CUSTOMER"]
+    assert ev.java_hashmap_order(["public.a", "public.b"]) == ["public.a", "public.b"]
+    assert ev.java_hashmap_order([]) == []
+
+
+def test_heartbeat_transaction_and_schema_change_schemas_are_debezium_363s() -> None:
+    """Equal to the schemas read from the 3.6.3 jars (SchemaFactory; tests/golden/debezium363_schemas.json)."""
+    from pathlib import Path
+
+    jar = json.loads((Path(__file__).parent / "golden" / "debezium363_schemas.json").read_text(encoding="utf-8"))
+    assert ev.HEARTBEAT_KEY_SCHEMA == jar["heartbeat_key"] and ev.HEARTBEAT_VALUE_SCHEMA == jar["heartbeat_value"]
+    assert ev.TRANSACTION_KEY_SCHEMA == jar["transaction_key"]
+    for connector in ("sqlserver", "oracle", "mysql", "postgresql"):
+        assert ev.TRANSACTION_VALUE_SCHEMAS[connector] == jar["transaction_value"]
+        layout = ev.SCHEMA_CHANGE_LAYOUTS[connector]
+        assert layout.key_schema == jar[f"{connector}_schema_change_key"], connector
+        assert jc.canonical_schema_json(layout.value_schema) == jc.dumps_str(jar[f"{connector}_schema_change_value"])

@@ -18,7 +18,7 @@ from ingest.connectors.postgres import types as pgt
 from ingest.connectors.postgres.columnar import floor_divide, fragments
 from ingest.events.columnar import decimal_json, json_strings
 from ingest.events.json_converter import decimal_base64 as scalar_decimal_base64
-from ingest.events.json_converter import dumps_str
+from ingest.events.json_converter import dumps_str, java_double_text, java_float
 from tests.test_pg_helpers import Collector, connector, execute
 from tests.test_pg_stream import db  # noqa: F401 (a fixture)
 
@@ -45,6 +45,14 @@ CASES: list[tuple[str, Callable[[str], Any], list[str | None]]] = [
                                        "-9223372036854775808", "9223372036854775808", "123456789012345678901234",
                                        "-123456789012345678901234", None]),
     ("decimal6", pgt.FixedDecimal(6), ["0.000001", "-0.000001", "1.500000", "-32768.000000", None]),
+    # numeric(38,10) with every digit significant (the columnar path hands these to the exact converter)
+    ("decimal10", pgt.FixedDecimal(10), ["1234567890123456789012345678.0123456789", "-0.0000000001", "0E-10", None]),
+    ("java_float", java_float, ["0", "-0", "0.5", "-1.25", "1e+30", "1.5e-07", "NaN", "Infinity", "-Infinity",
+                                "3.14159", "-1.76229696e+08", "0.001", "0.0001", "1e+07", "9999999", "1234567",
+                                "-4.3502684e+12", "0.00099", "12.5", None]),
+    ("numeric_string", pgt.numeric_string, ["1.50", "NaN", "Infinity", "-Infinity", "-0.001", None]),
+    ("java_double", java_double_text, ["0", "0.5", "1e+10", "0.0001", "1e-320", "1234567", "1.7976931348623157e+308",
+                                       "NaN", "-Infinity", "2.5e+15", "1.9980225383584097e+18", "0.001", None]),
     ("timestamp_micros", pgt.timestamp_micros, TIMESTAMPS),
     ("timestamp_millis", pgt.timestamp_millis, TIMESTAMPS),
     ("zoned_timestamp", pgt.zoned_timestamp, ZONED),

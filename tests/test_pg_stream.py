@@ -69,20 +69,23 @@ def test_envelopes_and_replica_identity(pg_dsn, db) -> None:
     assert ev[0].topic == f"{name}.{s}.customers" and ev[0].key == '{"id":1}'
     key_schema = json.loads(snap.key_schema)
     assert key_schema["name"] == f"{name}.{s}.customers.Key"
-    assert key_schema["fields"] == [{"field": "id", "optional": False, "type": "int32"}]
+    # serial: Debezium 3.6.3 gives the nextval() default as 0 (measured)
+    assert key_schema["fields"] == [{"type": "int32", "optional": False, "default": 0, "field": "id"}]
     envelope = json.loads(snap.value_schema)
     assert envelope["name"] == f"{name}.{s}.customers.Envelope"
-    assert [f["field"] for f in envelope["fields"]] == ["before", "after", "source", "op", "ts_ms"]
+    assert [f["field"] for f in envelope["fields"]] == ["before", "after", "source", "transaction", "op", "ts_ms",
+                                                        "ts_us", "ts_ns"]
+    assert envelope["version"] == 2
     v = json.loads(snap.value)
     assert v["after"] == {"id": 1, "first_name": "Anne", "email": "annek@noanswer.org"} and v["op"] == "r"
     src = v["source"]
     assert list(src) == ["version", "connector", "name", "ts_ms", "snapshot", "db", "sequence", "ts_us", "ts_ns",
-                         "schema", "table", "txId", "lsn", "xmin"]
+                         "schema", "table", "txId", "lsn", "xmin", "origin", "origin_lsn"]
     assert json.loads(src["sequence"]) == [None, str(src["lsn"])] and src["lsn"] > 0  # snapshot: slot point only
-    assert src["ts_us"] == src["ts_ms"] * 1000 and src["ts_ns"] == src["ts_us"] * 1000
+    assert src["ts_us"] // 1000 == src["ts_ms"] and src["ts_ns"] == src["ts_us"] * 1000
     assert (src["connector"], src["name"], src["snapshot"], src["db"], src["schema"], src["table"]) == (
-        "postgresql", name, True, "pgconn_test", s, "customers")
-    assert snap.snapshot == "true"
+        "postgresql", name, "last", "pgconn_test", s, "customers")  # the snapshot's only row: "last" wins
+    assert snap.snapshot == "last"
     # the snapshot fast path assembles the envelope text itself: it must equal ingest.events' envelope
     from ingest.events import envelope as events_envelope
     from ingest.events.json_converter import dumps_str
@@ -93,7 +96,7 @@ def test_envelopes_and_replica_identity(pg_dsn, db) -> None:
     u = json.loads(upd.value)
     assert u["before"] is None  # REPLICA IDENTITY DEFAULT, key unchanged
     assert u["after"]["first_name"] == "Anne Marie"
-    assert u["source"]["snapshot"] is False and u["source"]["lsn"] > 0 and u["source"]["txId"] > 0
+    assert u["source"]["snapshot"] == "false" and u["source"]["lsn"] > 0 and u["source"]["txId"] > 0
     # sequence = [end LSN of the previous commit, this change's LSN]; commit time in microseconds
     last_commit, lsn = (int(x) for x in json.loads(u["source"]["sequence"]))
     assert src["lsn"] <= last_commit <= lsn == u["source"]["lsn"]  # a commit record may end where the next begins
@@ -164,6 +167,8 @@ def test_skipped_operations_and_no_tombstones(pg_dsn, db) -> None:
 
 
 def test_transaction_metadata_messages_and_schema_changes(pg_dsn, db) -> None:
+    from ingest.events import envelope as events_envelope
+
     dsn, name, s = db
     execute(dsn, f"CREATE TABLE {s}.a (id int PRIMARY KEY)", f"CREATE TABLE {s}.b (id int PRIMARY KEY)")
     conn = connector(pg_dsn, name, s, **{"provide.transaction.metadata": "true"})
@@ -180,14 +185,22 @@ def test_transaction_metadata_messages_and_schema_changes(pg_dsn, db) -> None:
                                          f"{name}.message", f"{name}.transaction"]
     begin, a1, b1, a2, message, end = (json.loads(e.value) for e in ev[:6])
     xid = ev[1].txn_id
-    assert begin["status"] == "BEGIN" and begin["id"].startswith(f"{xid}:")
+    # Debezium 3.6.3 (measured): ids are "<xid>:<LSN of the event>", BEGIN takes the first event's, END the
+    # Commit's; data collections are schema.table; the message counts in the transaction
+    assert begin["status"] == "BEGIN" and begin["id"] == f"{xid}:{a1['source']['lsn']}"
+    assert list(begin) == ["status", "id", "event_count", "data_collections", "ts_ms"]
     assert a1["transaction"] == {"id": begin["id"], "total_order": 1, "data_collection_order": 1}
-    assert b1["transaction"]["total_order"] == 2 and b1["transaction"]["data_collection_order"] == 1
-    assert a2["transaction"] == {"id": begin["id"], "total_order": 3, "data_collection_order": 2}
+    assert b1["transaction"] == {"id": f"{xid}:{b1['source']['lsn']}", "total_order": 2, "data_collection_order": 1}
+    assert a2["transaction"] == {"id": f"{xid}:{a2['source']['lsn']}", "total_order": 3, "data_collection_order": 2}
     assert message["op"] == "m" and message["message"] == {"prefix": "pfx", "content": "aGVsbG8="}
-    assert end["status"] == "END" and end["event_count"] == 3
-    assert end["data_collections"] == [{"data_collection": f"pgconn_test.{s}.a", "event_count": 2},
-                                       {"data_collection": f"pgconn_test.{s}.b", "event_count": 1}]
+    assert list(message) == ["op", "ts_ms", "source", "transaction", "message"]
+    assert message["transaction"] == {"id": f"{xid}:{message['source']['lsn']}", "total_order": 4,
+                                      "data_collection_order": 1}
+    assert end["status"] == "END" and end["event_count"] == 4 and end["id"].startswith(f"{xid}:")
+    assert int(end["id"].split(":")[1]) > message["source"]["lsn"]
+    counts = {f"{s}.a": 2, f"{s}.b": 1, f"{name}.message": 1}
+    assert end["data_collections"] == [{"data_collection": k, "event_count": counts[k]}
+                                       for k in events_envelope.java_hashmap_order(list(counts))]
     a3 = [json.loads(e.value) for e in ev if e.op == "c" and json.loads(e.value)["after"].get("note")]
     assert a3 and a3[0]["after"] == {"id": 3, "note": "n"}
     # the ADD COLUMN arrives as a Relation message: one ALTER schema change row with the new definition
@@ -403,3 +416,57 @@ def test_snapshot_modes(pg_dsn, db) -> None:
     c3 = Collector(conn, resume=streaming).run()
     conn.close()
     assert sorted(e.key for e in c3.events if e.op == "r") == ['{"id":1}', '{"id":2}', '{"id":3}']
+
+
+def _snapshot_marks(events) -> list[tuple[str, int | None, str]]:
+    out = []
+    for e in events:
+        if e.op == "r":
+            v = json.loads(e.value)
+            row = v["after"]
+            out.append((e.table_id.rsplit(".", 1)[1], row.get("id", row.get("a")), v["source"]["snapshot"]))
+            assert e.snapshot == v["source"]["snapshot"]
+    return out
+
+
+def test_snapshot_rows_carry_debezium_markers(pg_dsn, db) -> None:
+    """source.snapshot per snapshot row as Debezium 3.6.3 writes it (measured): "first" on the first row,
+    "first_in_data_collection" / "last_in_data_collection" on each later table's first / last row (a one-row
+    table in the middle: "last_in_data_collection"), "true" between, "last" on the last row of the last
+    table with rows. Chunk sizes 2 and 3 put table ends exactly on and off chunk boundaries; the keyless
+    table is read in one chunk."""
+    dsn, name, s = db
+    execute(dsn, f"CREATE TABLE {s}.a (id int PRIMARY KEY)", f"INSERT INTO {s}.a SELECT generate_series(1, 4)",
+            f"CREATE TABLE {s}.b (id int PRIMARY KEY)", f"INSERT INTO {s}.b VALUES (1)",
+            f"CREATE TABLE {s}.c (id int PRIMARY KEY)",
+            f"CREATE TABLE {s}.d (a int, t text)", f"INSERT INTO {s}.d VALUES (1, 'x'), (2, 'y'), (3, 'z')",
+            f"CREATE TABLE {s}.e (id int PRIMARY KEY)")  # an empty last table: "last" stays on d's last row
+    for fetch in (2, 3, 100):
+        conn = connector(pg_dsn, name, s, **{"snapshot.fetch.size": fetch, "snapshot.mode": "initial_only"})
+        try:
+            c = Collector(conn, limits=BatchLimits(max_events=3, max_seconds=1)).run()
+        finally:
+            conn.close()
+        assert _snapshot_marks(c.events) == [
+            ("a", 1, "first"), ("a", 2, "true"), ("a", 3, "true"), ("a", 4, "last_in_data_collection"),
+            ("b", 1, "last_in_data_collection"),
+            ("d", 1, "first_in_data_collection"), ("d", 2, "true"), ("d", 3, "last")], fetch
+
+
+def test_keyless_full_identity_delete_is_followed_by_a_null_key_tombstone(pg_dsn, db) -> None:
+    """Debezium 3.6.3 (measured): a DELETE on a table without key (REPLICA IDENTITY FULL) gives the delete
+    and then a tombstone whose key and value are both null."""
+    dsn, name, s = db
+    execute(dsn, f"CREATE TABLE {s}.nokey (a int, b text)", f"ALTER TABLE {s}.nokey REPLICA IDENTITY FULL",
+            f"INSERT INTO {s}.nokey VALUES (1, 'a')")
+    conn = connector(pg_dsn, name, s)
+    try:
+        c = Collector(conn).run()
+        execute(dsn, f"DELETE FROM {s}.nokey WHERE a = 1")
+        c.run(until=lambda c: sum(e.op is None for e in c.events) >= 1)
+    finally:
+        conn.close()
+    ops = [(e.op, e.key, e.value is None) for e in c.events]
+    assert ops == [("r", None, False), ("d", None, False), (None, None, True)]
+    assert json.loads(c.events[1].value)["before"] == {"a": 1, "b": "a"}
+    assert c.events[0].snapshot == "last"  # the only snapshot row is the last one

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import struct
+from dataclasses import dataclass
 
 import pytest
 
@@ -168,21 +169,100 @@ def test_time_parsers() -> None:
     assert date_days("1970-01-01") == 0 and date_days("1969-12-31") == -1
     assert date_days("0001-01-01 BC") == -719528  # astronomical year 0
     assert timestamp_micros("2018-06-20 15:13:16.945104") == 1529507596945104  # the seed's example
-    assert zoned_timestamp("2018-06-20 15:13:16+02:30") == "2018-06-20T12:43:16Z"
-    assert zoned_timestamp("2018-06-20 15:13:16.5-01") == "2018-06-20T16:13:16.5Z"
+    assert zoned_timestamp("2018-06-20 15:13:16+02:30") == "2018-06-20T12:43:16.000000Z"
+    assert zoned_timestamp("2018-06-20 15:13:16.5-01") == "2018-06-20T16:13:16.500000Z"
     assert interval_micros("-1 days +02:00:00") == -22 * 3600 * 1_000_000
     assert interval_micros("00:00:00.000001") == 1
 
 
-def test_postgis_geometry_ewkb_to_wkb() -> None:
+def test_postgis_geometry_keeps_ewkb_and_geography_has_its_own_name() -> None:
+    """Debezium 3.6.3 (measured): wkb is PostGIS's EWKB as it is (SRID flag and SRID kept), srid read from
+    it; geography columns are io.debezium.data.geometry.Geography, doc "Geography"."""
     props = parse_properties(BASE)
     schema, convert = element_converter(PgType(99999, "geometry"), props, True)
-    assert schema["name"] == "io.debezium.data.geometry.Geometry"
+    assert (schema["name"], schema["doc"]) == ("io.debezium.data.geometry.Geometry", "Geometry")
     assert [f["field"] for f in schema["fields"]] == ["wkb", "srid"]
     ewkb = "0101000020E6100000000000000000F03F0000000000000040"  # SRID=4326;POINT(1 2)
-    value = convert(ewkb)
-    assert value["srid"] == 4326
-    assert base64.b64decode(value["wkb"]) == struct.pack("<BIdd", 1, 1, 1.0, 2.0)
+    assert convert(ewkb) == {"wkb": "AQEAACDmEAAAAAAAAAAA8D8AAAAAAAAAQA==", "srid": 4326}  # Debezium's bytes
+    assert convert("0101000000000000000000F03F0000000000000040") == {"wkb": "AQEAAAAAAAAAAADwPwAAAAAAAABA",
+                                                                        "srid": None}
+    schema, _ = element_converter(PgType(99998, "geography"), props, True)
+    assert (schema["name"], schema["doc"]) == ("io.debezium.data.geometry.Geography", "Geography")
+
+
+def test_value_regressions_against_debezium_363() -> None:
+    """Each value below is what the real Debezium 3.6.3 postgres connector + JsonConverter wrote for the
+    same PostgreSQL text (measured; docs/events.md)."""
+    from ingest.connectors.postgres.types import FixedDecimal, date_days, timestamp_micros
+    from ingest.events.json_converter import decimal_base64, dumps_str
+
+    props = parse_properties(BASE)
+    # numeric(38,10) keeps all 38 digits (the default 28-digit decimal context rounded them)
+    assert FixedDecimal(10)("1234567890123456789012345678.0123456789") == "CUmw9vACMxPESZBOzGdFFQ=="
+    # NaN / infinities of real and double are JSON strings; finite floats use Java's toString layout
+    real = element_converter(PgType(700, "float4"), props, True)
+    double = element_converter(PgType(701, "float8"), props, True)
+    assert (real[0]["type"], double[0]["type"]) == ("float", "double")
+    assert [dumps_str(real[1](t)) for t in ("NaN", "Infinity", "-Infinity", "-1.76229696e+08", "0.001", "1e+07",
+                                            "3.4028235e+38")] == \
+        ['"NaN"', '"Infinity"', '"-Infinity"', "-1.76229696E8", "0.001", "1.0E7", "3.4028235E38"]
+    assert [dumps_str(double[1](t)) for t in ("NaN", "1e+10", "0.0001", "1234567", "1e-320")] == \
+        ['"NaN"', "1.0E10", "1.0E-4", "1234567.0", "1.0E-320"]
+    # BC dates and timestamps: 0044-03-15 BC is day -735160 (one day off before)
+    assert date_days("0044-03-15 BC") == -735160
+    assert timestamp_micros("0044-03-15 12:00:00 BC") == -63517780800000000
+    # bits: fewest little-endian bytes, none for zero
+    bits = element_converter(PgType(1560, "bit", typmod=8), props, True)[1]
+    varbit = element_converter(PgType(1562, "varbit"), props, True)[1]
+    assert [bits("00000000"), varbit(""), varbit("00000"), bits("10000001"), varbit("0000000000000001")] == \
+        ["", "", "", "gQ==", "AQ=="]
+    assert varbit("1" + "0" * 71 + "1") == "AQAAAAAAAAAAAQ=="
+    # unconstrained numeric: trailing fraction zeros stripped, scale never below 0
+    vsd = element_converter(PgType(1700, "numeric"), props, True)[1]
+    assert [vsd(t) for t in ("1.500", "1.2300", "100", "0.000", "-0.0001")] == [
+        {"scale": 1, "value": decimal_base64(15)}, {"scale": 2, "value": decimal_base64(123)},
+        {"scale": 0, "value": decimal_base64(100)}, {"scale": 0, "value": "AA=="}, {"scale": 4, "value": "/w=="}]
+    # timestamptz: always six fraction digits
+    tstz = element_converter(PgType(1184, "timestamptz"), props, True)[1]
+    assert [tstz(t) for t in ("2018-06-20 15:13:16.945+00", "2018-06-20 15:13:16+00", "2018-06-20 15:13:16.5+00")] \
+        == ["2018-06-20T15:13:16.945000Z", "2018-06-20T15:13:16.000000Z", "2018-06-20T15:13:16.500000Z"]
+
+
+@dataclass
+class RawJson:
+    text: str
+
+
+def test_column_defaults_in_field_schemas() -> None:
+    """DEFAULT values as Debezium 3.6.3 put them into the field schemas (measured, as JSON text)."""
+    from ingest.connectors.postgres.types import column_converter
+    from ingest.events.json_converter import dumps_str
+
+    props = parse_properties(BASE)
+    cases = [
+        (PgType(23, "int4"), "0", 0), (PgType(23, "int4"), "'-5'::integer", -5),
+        (PgType(25, "text"), "'x'::text", "x"), (PgType(1043, "varchar", typmod=9), "'ab'::character varying", "ab"),
+        (PgType(1184, "timestamptz"), "now()", "1970-01-01T00:00:00.000000Z"),
+        (PgType(1114, "timestamp"), "now()", 0), (PgType(16, "bool"), "true", True),
+        (PgType(1700, "numeric", typmod=(5 << 16) + 2 + 4), "1.5", "AJY="),
+        (PgType(700, "float4"), "1.5", 1.5), (PgType(701, "float8"), "'10000000000'::double precision",
+                                                     RawJson("1.0E10")),
+        (PgType(1082, "date"), "'2020-01-02'::date", 18263), (PgType(23, "int4"), "nextval('s'::regclass)", 0),
+        (PgType(1700, "numeric"), "1.50", None), (PgType(25, "text"), None, None),
+        (PgType(25, "text"), "upper('a'::text)", None), (PgType(23, "int4"), "(1 + 1)", None),
+        (PgType(2950, "uuid"), "gen_random_uuid()", "00000000-0000-0000-0000-000000000000"),
+        (PgType(17, "bytea"), "'\\x0102'::bytea", None), (PgType(790, "money"), "5", None),
+        (PgType(1266, "timetz"), "'10:00:00+01'::time with time zone", None),
+    ]
+    for t, expression, expected in cases:
+        conv = column_converter("c", t, props, True, expression)
+        got = dumps_str(conv.schema.get("default"))
+        assert got == (expected.text if isinstance(expected, RawJson) else dumps_str(expected)), (t.name, expression)
+    # the default sits before "field" in the struct member, where JsonConverter writes it
+    from ingest.events import connect_schema as cs
+
+    member = cs.field("c", column_converter("c", PgType(23, "int4"), props, False, "7").schema)
+    assert list(member) == ["type", "optional", "default", "field"]
 
 
 def test_unknown_types_are_omitted_unless_asked() -> None:
@@ -203,5 +283,25 @@ def test_source_sequence_is_upstream_json_text() -> None:
     src = postgresql_source(version="v", name="n", ts_ms=1_700_000_000_123, db="d", schema="s", table="t",
                             sequence=postgresql_sequence(10, 20), ts_us=1_700_000_000_123_456, txId=5, lsn=20)
     assert list(src) == ["version", "connector", "name", "ts_ms", "snapshot", "db", "sequence", "ts_us", "ts_ns",
-                         "schema", "table", "txId", "lsn", "xmin"]
+                         "schema", "table", "txId", "lsn", "xmin", "origin", "origin_lsn"]
+    assert src["snapshot"] == "false"
     assert (src["ts_us"], src["ts_ns"]) == (1_700_000_000_123_456, 1_700_000_000_123_456_000)
+
+
+def test_arrays_as_debezium_363_writes_them() -> None:
+    """Measured with the real connector: enum array items are required; bit string arrays get the element's
+    Bits schema and are always null; unconstrained numeric arrays (precise mode) are always null."""
+    props = parse_properties(BASE)
+    mood = PgType(90001, "mood", "e", enum_labels=("sad", "ok"))
+    schema, convert = element_converter(PgType(90002, "_mood", element=mood), props, True)
+    assert schema["items"]["optional"] is False and convert("{sad,ok}") == ["sad", "ok"]
+    schema, convert = element_converter(PgType(1561, "_bit", typmod=3, element=PgType(1560, "bit", typmod=3)),
+                                        props, True)
+    assert (schema["type"], schema["name"], schema["parameters"]) == ("bytes", "io.debezium.data.Bits",
+                                                                       {"length": "3"})
+    assert convert("{101,000}") is None
+    schema, convert = element_converter(PgType(1231, "_numeric", element=PgType(1700, "numeric")), props, True)
+    assert schema["items"]["name"] == "io.debezium.data.VariableScaleDecimal" and convert("{1.5,NaN}") is None
+    mod = (6 << 16) + 2 + 4  # numeric(6,2)
+    fixed = PgType(1231, "_numeric", typmod=mod, element=PgType(1700, "numeric", typmod=mod))
+    assert element_converter(fixed, props, True)[1]("{1.50,NULL}") == ["AJY=", None]

@@ -13,11 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
+
 from ingest.errors import LakecdcError
 
 Schema = dict[str, Any]
 
-PRIMITIVE_TYPES = ("int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string", "bytes")
+# JsonConverter's names: Connect's FLOAT32/FLOAT64 are written "float"/"double" (it rejects "float32").
+PRIMITIVE_TYPES = ("int8", "int16", "int32", "int64", "float", "double", "boolean", "string", "bytes")
 
 
 def _finish(
@@ -75,11 +78,13 @@ def int64(optional: bool = False, **kw: Any) -> Schema:
 
 
 def float32(optional: bool = False, **kw: Any) -> Schema:
-    return primitive("float32", optional, **kw)
+    """Connect FLOAT32, written "float" by JsonConverter."""
+    return primitive("float", optional, **kw)
 
 
 def float64(optional: bool = False, **kw: Any) -> Schema:
-    return primitive("float64", optional, **kw)
+    """Connect FLOAT64, written "double" by JsonConverter."""
+    return primitive("double", optional, **kw)
 
 
 def boolean(optional: bool = False, **kw: Any) -> Schema:
@@ -223,7 +228,11 @@ def validate(schema: Schema, value: Any, path: str = "$") -> None:
         lim = _INT_RANGES[t]
         if not -lim <= value < lim:
             raise LakecdcError(f"{path}: {value} out of {t} range")
-    elif t in ("float32", "float64"):
+    elif t in ("float", "double"):
+        if isinstance(value, str) and value in ("NaN", "Infinity", "-Infinity"):
+            return  # JsonConverter writes non-finite floats as these strings
+        if isinstance(value, orjson.Fragment):
+            return  # pre-serialized Java float text (json_converter.java_float)
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise LakecdcError(f"{path}: {t} expected, got {type(value).__name__}")
     elif t == "boolean":

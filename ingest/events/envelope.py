@@ -6,9 +6,9 @@ change is a cheap `ChangeEvent` (slots, no copying) whose `value()` is the envel
 order. Every event type exposes `topic`, `key_schema`, `key`, `value_schema` and `value()`, so
 `ingest.events.json_converter.serialize` and `record()` treat them alike.
 
-Envelope fields (schema order): before, after, source, op, ts_ms, then ts_us and ts_ns where the
-connector's seed has them (oracle, mariadb; `ts_us_ns=` overrides), then `transaction` only when
-`provide.transaction.metadata` is on. MongoDB: after, patch (io.debezium.data.Json strings), source, op
+Envelope fields (schema order, Debezium 3.6.3's relational connectors): before, after, source,
+transaction (null unless provide.transaction.metadata), op, ts_ms, ts_us, ts_ns; the Envelope struct has
+version 2. MongoDB keeps seed 003's layout: after, patch (io.debezium.data.Json strings), source, op
 (optional), ts_ms.
 """
 
@@ -27,9 +27,10 @@ from ingest.events.source_info import CONNECTORS, SOURCE_SCHEMAS, check_connecto
 
 OPS = ("c", "u", "d", "r", "t")
 
-# Envelope ts_us/ts_ns present by default where the connector's seed documents them.
-TS_US_NS_DEFAULT = {"sqlserver": False, "oracle": True, "mysql": False, "mariadb": True, "postgresql": False,
+# Envelope ts_us/ts_ns present by default: every 3.x relational connector has them; MongoDB's seed layout not.
+TS_US_NS_DEFAULT = {"sqlserver": True, "oracle": True, "mysql": True, "mariadb": True, "postgresql": True,
                     "mongodb": False}
+ENVELOPE_VERSION = 2
 
 # Transaction block of data events (Debezium's TransactionMonitor schema).
 TRANSACTION_BLOCK_SCHEMA = cs.struct(
@@ -60,7 +61,8 @@ class TableSchemas:
     envelope_schema: cs.Schema          # <topic>.Envelope
     key_fields: tuple[str, ...]
     ts_us_ns: bool
-    transaction: bool
+    transaction: bool                   # provide.transaction.metadata: the block is filled (relational: the
+                                        # `transaction` field exists either way, null without metadata)
     key_schema_json: str | None = field(repr=False, default=None)   # canonical JSON (schema registry)
     envelope_schema_json: str = field(repr=False, default="")
 
@@ -70,12 +72,14 @@ def _envelope_fields(
 ) -> list[tuple[str, cs.Schema]]:
     fields = list(before_after)
     fields.append(("source", SOURCE_SCHEMAS[connector]))
+    if connector != "mongodb":
+        fields.append(("transaction", TRANSACTION_BLOCK_SCHEMA))
     fields.append(("op", cs.string(op_optional)))
     fields.append(("ts_ms", cs.int64(True)))
     if ts_us_ns:
         fields.append(("ts_us", cs.int64(True)))
         fields.append(("ts_ns", cs.int64(True)))
-    if transaction:
+    if transaction and connector == "mongodb":
         fields.append(("transaction", TRANSACTION_BLOCK_SCHEMA))
     return fields
 
@@ -126,7 +130,7 @@ def table_schemas(
     ts = TS_US_NS_DEFAULT[connector] if ts_us_ns is None else ts_us_ns
     envelope = cs.struct(
         _envelope_fields(connector, [("before", row), ("after", row)], False, ts, provide_transaction_metadata),
-        False, name=tp.envelope_schema_name(topic, name_adjustment),
+        False, name=tp.envelope_schema_name(topic, name_adjustment), version=ENVELOPE_VERSION,
     )
     tid = tp.table_id(connector, db=db, schema=schema, table=table)
     return _finish_table(connector, topic, tid, key_schema, row, envelope, tuple(key_columns), ts,
@@ -214,14 +218,17 @@ class ChangeEvent:
         if t.connector == "mongodb":
             v: dict[str, Any] = {"after": self.after, "patch": self.patch, "source": self.source, "op": self.op,
                                  "ts_ms": self.ts_ms}
-        else:
-            v = {"before": self.before, "after": self.after, "source": self.source, "op": self.op,
-                 "ts_ms": self.ts_ms}
+            if t.ts_us_ns:
+                v["ts_us"] = self.ts_us
+                v["ts_ns"] = self.ts_ns
+            if t.transaction:
+                v["transaction"] = self.transaction
+            return v
+        v = {"before": self.before, "after": self.after, "source": self.source, "transaction": self.transaction,
+             "op": self.op, "ts_ms": self.ts_ms}
         if t.ts_us_ns:
             v["ts_us"] = self.ts_us
             v["ts_ns"] = self.ts_ns
-        if t.transaction:
-            v["transaction"] = self.transaction
         return v
 
     def __repr__(self) -> str:
@@ -293,17 +300,17 @@ def mongodb_change(
 
 
 def tombstone(event: ChangeEvent) -> ChangeEvent:
-    """The tombstone following a delete: the same key, a null value."""
-    if event.key is None:
-        raise LakecdcError(f"{event.topic}: a tombstone needs a key (the table has none)")
+    """The tombstone following a delete: the same key (null for a keyless table, as Debezium 3.6.3 writes
+    it), a null value."""
     return ChangeEvent(event.table, None, event.key)
 
 
 def with_tombstones(events: Iterable[ChangeEvent], tombstones_on_delete: bool = True) -> Iterator[ChangeEvent]:
-    """Each event, and after every keyed delete a tombstone when `tombstones.on.delete` is true (the default)."""
+    """Each event, and after every delete a tombstone when `tombstones.on.delete` is true (the default);
+    a keyless table's delete is followed by a tombstone with a null key too (Debezium 3.6.3)."""
     for ev in events:
         yield ev
-        if tombstones_on_delete and ev.op == "d" and ev.key is not None:
+        if tombstones_on_delete and ev.op == "d":
             yield ChangeEvent(ev.table, None, ev.key)
 
 
@@ -313,7 +320,8 @@ def with_tombstones(events: Iterable[ChangeEvent], tombstones_on_delete: bool = 
 
 @dataclass(frozen=True)
 class Column:
-    """One tableChanges[].table.columns[] item: the 12 attributes the seeds document."""
+    """One tableChanges[].table.columns[] item: the 12 attributes the seeds document, and Debezium 3.x's
+    comment, defaultValueExpression, enumValues (written in the 3.6.3 layout only)."""
 
     name: str
     jdbc_type: int                  # java.sql.Types code: 4 INTEGER, 12 VARCHAR, 2 NUMERIC, ...
@@ -327,9 +335,12 @@ class Column:
     scale: int | None = None
     auto_incremented: bool = False
     generated: bool = False
+    comment: str | None = None
+    default_value_expression: str | None = None
+    enum_values: Sequence[str] | None = None
 
-    def payload(self) -> dict[str, Any]:
-        return {
+    def payload(self, jar3: bool = False) -> dict[str, Any]:
+        out = {
             "name": self.name, "jdbcType": self.jdbc_type, "nativeType": self.native_type,
             "typeName": self.type_name,
             "typeExpression": self.type_name if self.type_expression is None else self.type_expression,
@@ -337,6 +348,11 @@ class Column:
             "position": self.position, "optional": self.optional, "autoIncremented": self.auto_incremented,
             "generated": self.generated,
         }
+        if jar3:
+            out["comment"] = self.comment
+            out["defaultValueExpression"] = self.default_value_expression
+            out["enumValues"] = None if self.enum_values is None else list(self.enum_values)
+        return out
 
 
 @dataclass(frozen=True)
@@ -349,17 +365,20 @@ class TableChange:
     primary_key_column_names: Sequence[str] = ()
     default_charset_name: str | None = None
     attributes: Sequence[dict[str, str]] | None = None
+    comment: str | None = None       # the 3.6.3 layout's table comment
 
-    def payload(self, with_attributes: bool) -> dict[str, Any]:
+    def payload(self, with_attributes: bool, jar3: bool = False) -> dict[str, Any]:
         if self.type not in ("CREATE", "ALTER", "DROP"):
             raise LakecdcError(f"tableChanges type must be CREATE, ALTER or DROP, not {self.type!r}")
         table: dict[str, Any] = {
             "defaultCharsetName": self.default_charset_name,
             "primaryKeyColumnNames": list(self.primary_key_column_names),
-            "columns": [c.payload() for c in self.columns],
+            "columns": [c.payload(jar3) for c in self.columns],
         }
         if with_attributes:
             table["attributes"] = [dict(a) for a in (self.attributes or [])]
+        if jar3:
+            table["comment"] = self.comment
         return {"type": self.type, "id": self.id, "table": table}
 
 
@@ -372,49 +391,58 @@ def quoted_table_id(*parts: str | None) -> str:
 class SchemaChangeLayout:
     key_schema: cs.Schema
     value_schema: cs.Schema
-    ts_us_ns: bool           # the value has ts_ms, ts_us, ts_ns after source
-    attributes: bool         # tableChanges[].table has attributes
+    ts_us_ns: bool           # the value has ts_ms, ts_us, ts_ns after source (MariaDB seed)
+    attributes: bool         # tableChanges[].table has attributes (MariaDB seed)
+    jar3: bool = False       # Debezium 3.6.3's layout: ts_ms (required) after source; comment,
+                             # defaultValueExpression, enumValues per column, comment per table
 
 
-def _column_schema() -> cs.Schema:
-    return cs.struct([
+def _column_schema(jar3: bool) -> cs.Schema:
+    fields = [
         ("name", cs.string()), ("jdbcType", cs.int32()), ("nativeType", cs.int32(True)),
         ("typeName", cs.string()), ("typeExpression", cs.string(True)), ("charsetName", cs.string(True)),
         ("length", cs.int32(True)), ("scale", cs.int32(True)), ("position", cs.int32()),
         ("optional", cs.boolean(True)), ("autoIncremented", cs.boolean(True)), ("generated", cs.boolean(True)),
-    ], False, name="io.debezium.connector.schema.Column")
+    ]
+    if jar3:
+        fields += [("comment", cs.string(True)), ("defaultValueExpression", cs.string(True)),
+                   ("enumValues", cs.array(cs.string(), True))]
+    return cs.struct(fields, False, name="io.debezium.connector.schema.Column", version=1 if jar3 else None)
 
 
 def _schema_change_layout(connector: str) -> SchemaChangeLayout:
-    # SQL Server (S000) and MySQL (S003) key schemas carry no version; Oracle and MariaDB (S001, S004) have 1.
-    modern = connector in ("oracle", "mariadb", "postgresql")
-    version = 1 if modern else None
+    """sqlserver, oracle, mysql, postgresql: Debezium 3.6.3's (read from its jars: SchemaFactory's schema
+    history schemas); mariadb (no jar): seed 004's, with ts_us/ts_ns and table attributes."""
+    jar3 = connector != "mariadb"
     key = cs.struct([("databaseName", cs.string())], False,
-                    name=f"io.debezium.connector.{connector}.SchemaChangeKey", version=version)
+                    name=f"io.debezium.connector.{connector}.SchemaChangeKey", version=1)
     table_fields: list[tuple[str, cs.Schema]] = [
         ("defaultCharsetName", cs.string(True)),
         ("primaryKeyColumnNames", cs.array(cs.string(), True)),
-        ("columns", cs.array(_column_schema())),
+        ("columns", cs.array(_column_schema(jar3))),
     ]
-    if modern:
-        table_fields.append(("attributes", cs.array(cs.map_(cs.string(), cs.string()), True)))
+    table_fields.append(("comment", cs.string(True)) if jar3 else
+                        ("attributes", cs.array(cs.map_(cs.string(), cs.string()), True)))
+    version = 1 if jar3 else None
     change_schema = cs.struct([
         ("type", cs.string()), ("id", cs.string()),
-        ("table", cs.struct(table_fields, True, name="io.debezium.connector.schema.Table")),
-    ], False, name="io.debezium.connector.schema.Change")
+        ("table", cs.struct(table_fields, True, name="io.debezium.connector.schema.Table", version=version)),
+    ], False, name="io.debezium.connector.schema.Change", version=version)
     fields: list[tuple[str, cs.Schema]] = [("source", SOURCE_SCHEMAS[connector])]
-    if modern:
+    if jar3:
+        fields.append(("ts_ms", cs.int64()))
+    else:
         fields += [("ts_ms", cs.int64(True)), ("ts_us", cs.int64(True)), ("ts_ns", cs.int64(True))]
     fields += [
         ("databaseName", cs.string(True)), ("schemaName", cs.string(True)), ("ddl", cs.string(True)),
         ("tableChanges", cs.array(change_schema)),
     ]
-    value = cs.struct(fields, False, name=f"io.debezium.connector.{connector}.SchemaChangeValue", version=version)
-    return SchemaChangeLayout(key, value, modern, modern)
+    value = cs.struct(fields, False, name=f"io.debezium.connector.{connector}.SchemaChangeValue", version=1)
+    return SchemaChangeLayout(key, value, not jar3, not jar3, jar3)
 
 
 # MongoDB has no schema change events. PostgreSQL has none in Debezium (logical decoding carries no DDL);
-# the layout here is lakecdc's, for schema changes a PostgreSQL connector derives from relation messages.
+# the layout here is the 3.6.3 jar's, for schema changes a PostgreSQL connector derives from relation messages.
 SCHEMA_CHANGE_LAYOUTS: dict[str, SchemaChangeLayout] = {
     c: _schema_change_layout(c) for c in CONNECTORS if c != "mongodb"
 }
@@ -436,7 +464,7 @@ class SchemaChangeEvent:
     def __post_init__(self) -> None:
         if self.connector not in SCHEMA_CHANGE_LAYOUTS:
             raise LakecdcError(f"connector {self.connector!r} has no schema change events")
-        if self.layout.ts_us_ns:
+        if self.layout.ts_us_ns or self.layout.jar3:
             # processing time, fixed once so that value() is stable
             if self.ts_ms is None:
                 self.ts_ms, self.ts_us, self.ts_ns = now_ts()
@@ -466,11 +494,13 @@ class SchemaChangeEvent:
         return self.layout.value_schema
 
     def table_changes_payload(self) -> list[dict[str, Any]]:
-        return [tc.payload(self.layout.attributes) for tc in self.table_changes]
+        return [tc.payload(self.layout.attributes, self.layout.jar3) for tc in self.table_changes]
 
     def value(self) -> dict[str, Any]:
         v: dict[str, Any] = {"source": self.source}
-        if self.layout.ts_us_ns:
+        if self.layout.jar3:
+            v["ts_ms"] = self.ts_ms
+        elif self.layout.ts_us_ns:
             v["ts_ms"] = self.ts_ms
             v["ts_us"] = self.ts_us
             v["ts_ns"] = self.ts_ns
@@ -484,9 +514,11 @@ class SchemaChangeEvent:
 # ---------------------------------------------------------------------------------------------------------
 # Heartbeats
 
+# Debezium 3.6.3's heartbeat schemas (read from its jar: SchemaFactory), version 1.
 HEARTBEAT_KEY_SCHEMA = cs.struct([("serverName", cs.string())], False,
-                                 name="io.debezium.connector.common.ServerNameKey")
-HEARTBEAT_VALUE_SCHEMA = cs.struct([("ts_ms", cs.int64())], False, name="io.debezium.connector.common.Heartbeat")
+                                 name="io.debezium.connector.common.ServerNameKey", version=1)
+HEARTBEAT_VALUE_SCHEMA = cs.struct([("ts_ms", cs.int64())], False, name="io.debezium.connector.common.Heartbeat",
+                                   version=1)
 
 
 @dataclass
@@ -516,21 +548,23 @@ class HeartbeatEvent:
 # ---------------------------------------------------------------------------------------------------------
 # Transaction metadata (provide.transaction.metadata=true)
 
+# Debezium 3.6.3's TransactionMonitor schemas (measured on the postgres connector; common to all connectors):
+# key {id} version 1; value status, id, event_count, data_collections (items event.collection v1), ts_ms.
 TRANSACTION_KEY_SCHEMA = cs.struct([("id", cs.string())], False,
-                                   name="io.debezium.connector.common.TransactionMetadataKey")
-_DATA_COLLECTION_SCHEMA = cs.struct([("data_collection", cs.string()), ("event_count", cs.int64())], False)
+                                   name="io.debezium.connector.common.TransactionMetadataKey", version=1)
+_DATA_COLLECTION_SCHEMA = cs.struct([("data_collection", cs.string()), ("event_count", cs.int64())], True,
+                                    name="event.collection", version=1)
 
 
-def _transaction_value_schema(with_ts: bool) -> cs.Schema:
-    fields: list[tuple[str, cs.Schema]] = [("status", cs.string()), ("id", cs.string())]
-    if with_ts:
-        fields.append(("ts_ms", cs.int64()))
-    fields += [("event_count", cs.int64(True)), ("data_collections", cs.array(_DATA_COLLECTION_SCHEMA, True))]
-    return cs.struct(fields, False, name="io.debezium.connector.common.TransactionMetadataValue")
+def _transaction_value_schema() -> cs.Schema:
+    return cs.struct([
+        ("status", cs.string()), ("id", cs.string()), ("event_count", cs.int64(True)),
+        ("data_collections", cs.array(_DATA_COLLECTION_SCHEMA, True)), ("ts_ms", cs.int64()),
+    ], False, name="io.debezium.connector.common.TransactionMetadataValue", version=1)
 
 
-# SQL Server's boundary events (S000, Debezium 1.2) have no ts_ms; every later seed's have one.
-TRANSACTION_VALUE_SCHEMAS = {c: _transaction_value_schema(c != "sqlserver") for c in CONNECTORS}
+# The seeds show older layouts (SQL Server 1.2 without ts_ms, ts_ms after id): docs/events.md.
+TRANSACTION_VALUE_SCHEMAS = {c: _transaction_value_schema() for c in CONNECTORS}
 
 
 @dataclass
@@ -547,7 +581,7 @@ class TransactionEvent:
     def __post_init__(self) -> None:
         if self.status not in ("BEGIN", "END"):
             raise LakecdcError(f"transaction status must be BEGIN or END, not {self.status!r}")
-        if self.ts_ms is None and self.connector != "sqlserver":
+        if self.ts_ms is None:
             self.ts_ms = now_ts()[0]  # no source time: processing time, fixed once
 
     @property
@@ -565,17 +599,38 @@ class TransactionEvent:
         return {"id": self.id}
 
     def value(self) -> dict[str, Any]:
-        v: dict[str, Any] = {"status": self.status, "id": self.id}
-        if self.connector != "sqlserver":
-            v["ts_ms"] = self.ts_ms
-        v["event_count"] = self.event_count
-        v["data_collections"] = self.data_collections
-        return v
+        return {"status": self.status, "id": self.id, "event_count": self.event_count,
+                "data_collections": self.data_collections, "ts_ms": self.ts_ms}
+
+
+def _java_string_hash(text: str) -> int:
+    """Java's String.hashCode (over UTF-16 code units), as an unsigned 32-bit number."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hashmap_order(keys: list[str]) -> list[str]:
+    """`keys` (distinct, in insertion order) in the iteration order of a java.util.HashMap holding them:
+    Debezium counts END's data_collections in one, so that is the order it writes them in. Buckets by the
+    spread hash at the map's final capacity (16, doubled past 0.75 load), insertion order within a bucket."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = _java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
 
 
 class TransactionTracker:
     """Numbers the events of one source transaction at a time: BEGIN, a `transaction` block per data event
-    (total_order and data_collection_order from 1), END with per-table counts in first-seen order."""
+    (total_order and data_collection_order from 1), END with per-table counts in Java HashMap order
+    (java_hashmap_order, as Debezium's TransactionContext map iterates)."""
 
     def __init__(self, connector: str, prefix: str, transaction_suffix: str = tp.DEFAULT_TRANSACTION_SUFFIX) -> None:
         self.connector = check_connector(connector)
@@ -591,21 +646,26 @@ class TransactionTracker:
         self.id, self.total, self.per_collection = txn_id, 0, {}
         return TransactionEvent(self.connector, self.prefix, "BEGIN", txn_id, ts_ms, transaction_suffix=self.suffix)
 
-    def block(self, data_collection: str) -> dict[str, Any]:
-        """The `transaction` block of the next data event of `data_collection` (e.g. testDB.dbo.tablea)."""
+    def block(self, data_collection: str, event_id: str | None = None) -> dict[str, Any]:
+        """The `transaction` block of the next data event of `data_collection` (e.g. testDB.dbo.tablea).
+        `event_id`: the id this event carries when the connector's id moves within a transaction
+        (PostgreSQL: "<xid>:<event LSN>"); default the transaction's id."""
         if self.id is None:
             raise LakecdcError("no open transaction")
         self.total += 1
         n = self.per_collection.get(data_collection, 0) + 1
         self.per_collection[data_collection] = n
-        return {"id": self.id, "total_order": self.total, "data_collection_order": n}
+        return {"id": self.id if event_id is None else event_id, "total_order": self.total,
+                "data_collection_order": n}
 
-    def end(self, ts_ms: int | None = None) -> TransactionEvent:
+    def end(self, ts_ms: int | None = None, end_id: str | None = None) -> TransactionEvent:
+        """The END event; `end_id`: its id when it differs from BEGIN's (PostgreSQL: "<xid>:<commit LSN>")."""
         if self.id is None:
             raise LakecdcError("no open transaction")
         ev = TransactionEvent(
-            self.connector, self.prefix, "END", self.id, ts_ms, self.total,
-            [{"data_collection": k, "event_count": v} for k, v in self.per_collection.items()],
+            self.connector, self.prefix, "END", self.id if end_id is None else end_id, ts_ms, self.total,
+            [{"data_collection": k, "event_count": self.per_collection[k]}
+             for k in java_hashmap_order(list(self.per_collection))],
             transaction_suffix=self.suffix,
         )
         self.id = None

@@ -1,18 +1,13 @@
 """The `source` block of every change event: its Kafka Connect schema and payload builders, per connector.
 
-Each connector's layout is the one its seed documents (field names, order, types, optional flags), with
-the seed's self-contradictions resolved towards upstream Debezium (see docs/events.md, "Decisions"):
+Each connector's layout is Debezium 3.6.3's, read from the SourceInfoStructMaker schemas in the 3.6.3
+jars (sqlserver, oracle, mysql, postgresql, mongodb): the common head version, connector, name, ts_ms,
+snapshot, db, sequence, ts_us, ts_ns, then the connector's own fields. MariaDB has no connector jar in
+3.6.3: its layout stays seed 004's. docs/events.md lists where the seeds' older examples differ.
 
-- sqlserver   io.debezium.connector.sqlserver.Source   (S000/S002, 11 fields)
-- oracle      io.debezium.connector.oracle.Source      (S001; the schema-change example's superset, 22 fields)
-- mysql       io.debezium.connector.mysql.Source       (S003 v2 layout, 14 fields)
-- mariadb     io.debezium.connector.mariadb.Source     (S004, 16 fields + `sequence`)
-- postgresql  io.debezium.connector.postgresql.Source  (S003, 11 fields + upstream 2.x `sequence`, `ts_us`, `ts_ns`)
-- mongodb     io.debezium.connector.mongo.Source       (S003, 10 fields)
-
-`snapshot` is a string enum (io.debezium.data.Enum, default "false") for sqlserver, oracle and mariadb,
-whose seeds show string values ("true", "incremental"); a boolean (default false) for mysql, postgresql
-and mongodb, whose seeds show booleans only. `snapshot_value()` converts either way.
+`snapshot` is the io.debezium.data.Enum string (default "false") everywhere: "first",
+"first_in_data_collection", "true", "last_in_data_collection", "last" by a snapshot row's position,
+"false" while streaming, "incremental". `snapshot_value()` turns True/False into "true"/"false".
 
 The builders take keyword arguments and return a dict in schema order (the JSON key order). Values are
 not type-checked on this hot path: connectors pass the Connect type (int for int64, str for string).
@@ -38,49 +33,53 @@ SOURCE_SCHEMA_NAMES = {
 }
 
 SNAPSHOT_ENUM = cs.debezium_enum(cs.SNAPSHOT_ALLOWED, optional=True, default="false")
-SNAPSHOT_BOOL = cs.boolean(True, default=False)
 
 S = cs.string
 I64 = cs.int64
 I32 = cs.int32
 
+# The 3.x common head of every Debezium source block (read from the 3.6.3 jars' SourceInfoStructMakers).
+_COMMON_HEAD = [
+    ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_ENUM),
+    ("db", S()), ("sequence", S(True)), ("ts_us", I64(True)), ("ts_ns", I64(True)),
+]
+
 _FIELDS: dict[str, list[tuple[str, cs.Schema]]] = {
-    "sqlserver": [
-        ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_ENUM),
-        ("db", S()), ("schema", S()), ("table", S()), ("change_lsn", S(True)), ("commit_lsn", S(True)),
+    "sqlserver": _COMMON_HEAD + [
+        ("schema", S()), ("table", S()), ("change_lsn", S(True)), ("commit_lsn", S(True)),
         ("event_serial_no", I64(True)),
     ],
-    "oracle": [
-        ("version", S(True)), ("connector", S()), ("name", S()), ("ts_ms", I64(True)), ("ts_us", I64(True)),
-        ("ts_ns", I64(True)), ("snapshot", SNAPSHOT_ENUM), ("db", S()), ("schema", S()), ("table", S()),
-        ("txId", S(True)), ("scn", S(True)), ("commit_scn", S(True)), ("lcr_position", S(True)),
-        ("rs_id", S(True)), ("ssn", I64(True)), ("redo_thread", I32(True)), ("user_name", S(True)),
-        ("row_id", S(True)), ("commit_ts_ms", I64(True)), ("start_scn", S(True)), ("start_ts_ms", I64(True)),
+    "oracle": _COMMON_HEAD + [
+        ("schema", S()), ("table", S()), ("txId", S(True)), ("scn", S(True)), ("commit_scn", S(True)),
+        ("lcr_position", S(True)), ("rs_id", S(True)), ("ssn", I64(True)), ("redo_thread", I32(True)),
+        ("user_name", S(True)), ("redo_sql", S(True)), ("row_id", S(True)), ("commit_ts_ms", I64(True)),
+        ("start_scn", S(True)), ("start_ts_ms", I64(True)), ("txSeq", I64(True)),
     ],
-    "mysql": [
-        ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_BOOL),
-        ("db", S()), ("table", S(True)), ("server_id", I64()), ("gtid", S(True)), ("file", S()), ("pos", I64()),
-        ("row", I32()), ("thread", I64(True)), ("query", S(True)),
+    "mysql": _COMMON_HEAD + [
+        ("table", S(True)), ("server_id", I64()), ("gtid", S(True)), ("file", S()), ("pos", I64()), ("row", I32()),
+        ("thread", I64(True)), ("query", S(True)),
     ],
+    # no MariaDB connector jar in 3.6.3: seed 004's layout
     "mariadb": [
         ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("ts_us", I64()), ("ts_ns", I64()),
         ("snapshot", SNAPSHOT_ENUM), ("db", S()), ("sequence", S(True)), ("table", S(True)), ("server_id", I64()),
         ("gtid", S(True)), ("file", S()), ("pos", I64()), ("row", I32()), ("thread", I64(True)),
         ("query", S(True)),
     ],
-    "postgresql": [
-        ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_BOOL),
-        ("db", S()), ("sequence", S(True)), ("ts_us", I64(True)), ("ts_ns", I64(True)), ("schema", S()),
-        ("table", S()), ("txId", I64(True)), ("lsn", I64(True)), ("xmin", I64(True)),
+    "postgresql": _COMMON_HEAD + [
+        ("schema", S()), ("table", S()), ("txId", I64(True)), ("lsn", I64(True)), ("xmin", I64(True)),
+        ("origin", S(True)), ("origin_lsn", I64(True)),
     ],
-    "mongodb": [
-        ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("snapshot", SNAPSHOT_BOOL),
-        ("db", S()), ("rs", S()), ("collection", S()), ("ord", I32()), ("h", I64(True)),
+    "mongodb": _COMMON_HEAD + [
+        ("collection", S()), ("ord", I32()), ("lsid", S(True)), ("txnNumber", I64(True)), ("wallTime", I64(True)),
     ],
 }
 
+# Source struct schema version: 1 in every 3.6.3 jar; the MariaDB seed shows none.
+_SOURCE_VERSION = {"sqlserver": 1, "oracle": 1, "mysql": 1, "mariadb": None, "postgresql": 1, "mongodb": 1}
+
 SOURCE_SCHEMAS: dict[str, cs.Schema] = {
-    c: cs.struct(_FIELDS[c], False, name=SOURCE_SCHEMA_NAMES[c]) for c in CONNECTORS
+    c: cs.struct(_FIELDS[c], False, name=SOURCE_SCHEMA_NAMES[c], version=_SOURCE_VERSION[c]) for c in CONNECTORS
 }
 SOURCE_FIELDS: dict[str, tuple[str, ...]] = {c: tuple(n for n, _ in _FIELDS[c]) for c in CONNECTORS}
 SNAPSHOT_IS_ENUM: dict[str, bool] = {c: dict(_FIELDS[c])["snapshot"] is SNAPSHOT_ENUM for c in CONNECTORS}
@@ -96,22 +95,14 @@ def source_schema(connector: str) -> cs.Schema:
     return SOURCE_SCHEMAS[check_connector(connector)]
 
 
-def snapshot_value(connector: str, snapshot: bool | str | None) -> bool | str | None:
-    """The `snapshot` payload value in the connector's type: True/False/"last"/... -> "true"/"false"/"last"
-    for enum connectors; "true"/"false" -> True/False for boolean ones. None stays None."""
-    if snapshot is None:
-        return None
-    if SNAPSHOT_IS_ENUM[connector]:
-        if snapshot is True:
-            return "true"
-        if snapshot is False:
-            return "false"
-        return snapshot
-    if isinstance(snapshot, bool):
-        return snapshot
-    if snapshot == "false":
-        return False
-    return True  # "true", "first", "last", "incremental": part of a snapshot
+def snapshot_value(connector: str, snapshot: bool | str | None) -> str | None:
+    """The `snapshot` payload value: True/False -> "true"/"false"; enum strings ("first", "last", ...) as
+    they are; None stays None. (`connector` is kept for callers; every 3.x layout has the enum.)"""
+    if snapshot is True:
+        return "true"
+    if snapshot is False:
+        return "false"
+    return snapshot
 
 
 def snapshot_text(snapshot: bool | str | None) -> str | None:
@@ -141,13 +132,25 @@ def build_source(connector: str, **values: Any) -> dict[str, Any]:
 
 # Typed builders: one literal dict each (the cheapest way to build the block per event).
 
+def _us_ns(ts_ms: int | None, ts_us: int | None, ts_ns: int | None) -> tuple[int | None, int | None]:
+    """ts_us/ts_ns default to ts_ms scaled (a caller with a finer clock passes them)."""
+    if ts_us is None and ts_ms is not None:
+        ts_us = ts_ms * 1000
+    if ts_ns is None and ts_us is not None:
+        ts_ns = ts_us * 1000
+    return ts_us, ts_ns
+
+
 def sqlserver_source(
     *, version: str, name: str, ts_ms: int, db: str, schema: str, table: str, snapshot: bool | str | None = False,
     change_lsn: str | None = None, commit_lsn: str | None = None, event_serial_no: int | None = None,
+    sequence: str | None = None, ts_us: int | None = None, ts_ns: int | None = None,
 ) -> dict[str, Any]:
+    ts_us, ts_ns = _us_ns(ts_ms, ts_us, ts_ns)
     return {
         "version": version, "connector": "sqlserver", "name": name, "ts_ms": ts_ms,
-        "snapshot": snapshot_value("sqlserver", snapshot), "db": db, "schema": schema, "table": table,
+        "snapshot": snapshot_value("sqlserver", snapshot), "db": db, "sequence": sequence, "ts_us": ts_us,
+        "ts_ns": ts_ns, "schema": schema, "table": table,
         "change_lsn": change_lsn, "commit_lsn": commit_lsn, "event_serial_no": event_serial_no,
     }
 
@@ -159,24 +162,28 @@ def oracle_source(
     lcr_position: str | None = None, rs_id: str | None = None, ssn: int | None = None,
     redo_thread: int | None = None, user_name: str | None = None, row_id: str | None = None,
     commit_ts_ms: int | None = None, start_scn: str | None = None, start_ts_ms: int | None = None,
+    sequence: str | None = None, redo_sql: str | None = None, txSeq: int | None = None,  # noqa: N803
 ) -> dict[str, Any]:
     return {
-        "version": version, "connector": "oracle", "name": name, "ts_ms": ts_ms, "ts_us": ts_us, "ts_ns": ts_ns,
-        "snapshot": snapshot_value("oracle", snapshot), "db": db, "schema": schema, "table": table,
+        "version": version, "connector": "oracle", "name": name, "ts_ms": ts_ms,
+        "snapshot": snapshot_value("oracle", snapshot), "db": db, "sequence": sequence, "ts_us": ts_us,
+        "ts_ns": ts_ns, "schema": schema, "table": table,
         "txId": txId, "scn": scn, "commit_scn": commit_scn, "lcr_position": lcr_position, "rs_id": rs_id,
-        "ssn": ssn, "redo_thread": redo_thread, "user_name": user_name, "row_id": row_id,
-        "commit_ts_ms": commit_ts_ms, "start_scn": start_scn, "start_ts_ms": start_ts_ms,
+        "ssn": ssn, "redo_thread": redo_thread, "user_name": user_name, "redo_sql": redo_sql, "row_id": row_id,
+        "commit_ts_ms": commit_ts_ms, "start_scn": start_scn, "start_ts_ms": start_ts_ms, "txSeq": txSeq,
     }
 
 
 def mysql_source(
     *, version: str, name: str, ts_ms: int, db: str, server_id: int, file: str, pos: int, table: str | None = None,
     row: int = 0, snapshot: bool | str | None = False, gtid: str | None = None, thread: int | None = None,
-    query: str | None = None,
+    query: str | None = None, sequence: str | None = None, ts_us: int | None = None, ts_ns: int | None = None,
 ) -> dict[str, Any]:
+    ts_us, ts_ns = _us_ns(ts_ms, ts_us, ts_ns)
     return {
         "version": version, "connector": "mysql", "name": name, "ts_ms": ts_ms,
-        "snapshot": snapshot_value("mysql", snapshot), "db": db, "table": table, "server_id": server_id,
+        "snapshot": snapshot_value("mysql", snapshot), "db": db, "sequence": sequence, "ts_us": ts_us,
+        "ts_ns": ts_ns, "table": table, "server_id": server_id,
         "gtid": gtid, "file": file, "pos": pos, "row": row, "thread": thread, "query": query,
     }
 
@@ -207,26 +214,29 @@ def postgresql_source(
     *, version: str, name: str, ts_ms: int, db: str, schema: str, table: str, snapshot: bool | str | None = False,
     sequence: str | None = None, ts_us: int | None = None, ts_ns: int | None = None,
     txId: int | None = None, lsn: int | None = None, xmin: int | None = None,  # noqa: N803
+    origin: str | None = None, origin_lsn: int | None = None,
 ) -> dict[str, Any]:
-    # ts_us/ts_ns default to ts_ms scaled (a caller with a finer clock, e.g. the commit time, passes them)
-    if ts_us is None:
-        ts_us = ts_ms * 1000
+    ts_us, ts_ns = _us_ns(ts_ms, ts_us, ts_ns)
     return {
         "version": version, "connector": "postgresql", "name": name, "ts_ms": ts_ms,
         "snapshot": snapshot_value("postgresql", snapshot), "db": db, "sequence": sequence, "ts_us": ts_us,
-        "ts_ns": ts_us * 1000 if ts_ns is None else ts_ns, "schema": schema, "table": table,
-        "txId": txId, "lsn": lsn, "xmin": xmin,
+        "ts_ns": ts_ns, "schema": schema, "table": table, "txId": txId, "lsn": lsn, "xmin": xmin,
+        "origin": origin, "origin_lsn": origin_lsn,
     }
 
 
 def mongodb_source(
-    *, version: str, name: str, ts_ms: int, db: str, rs: str, collection: str, ord: int,
-    snapshot: bool | str | None = False, h: int | None = None,
+    *, version: str, name: str, ts_ms: int, db: str, collection: str, ord: int, snapshot: bool | str | None = False,
+    sequence: str | None = None, ts_us: int | None = None, ts_ns: int | None = None, lsid: str | None = None,
+    txnNumber: int | None = None, wallTime: int | None = None,  # noqa: N803
+    rs: str | None = None, h: int | None = None,  # older layouts' fields, not in 3.x: accepted and dropped
 ) -> dict[str, Any]:
+    ts_us, ts_ns = _us_ns(ts_ms, ts_us, ts_ns)
     return {
         "version": version, "connector": "mongodb", "name": name, "ts_ms": ts_ms,
-        "snapshot": snapshot_value("mongodb", snapshot), "db": db, "rs": rs, "collection": collection,
-        "ord": ord, "h": h,
+        "snapshot": snapshot_value("mongodb", snapshot), "db": db, "sequence": sequence, "ts_us": ts_us,
+        "ts_ns": ts_ns, "collection": collection, "ord": ord, "lsid": lsid, "txnNumber": txnNumber,
+        "wallTime": wallTime,
     }
 
 

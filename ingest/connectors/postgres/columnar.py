@@ -23,7 +23,7 @@ from ingest.bronze.contract import BronzeEventBlock, BronzeReject
 from ingest.connectors.postgres import types as pgt
 from ingest.connectors.postgres.tables import CapturedTable
 from ingest.events.columnar import decimal_json, json_strings
-from ingest.events.json_converter import dumps_str
+from ingest.events.json_converter import PLAIN_FRACTION, PLAIN_INTEGER, dumps_str, java_double_text, java_float
 
 # ---------------------------------------------------------------- one column -> JSON texts
 
@@ -116,11 +116,13 @@ def _date_fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragment
 
 
 def _zoned_timestamp_fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
-    """timestamptz printed in UTC ('... +00', years 1000-9999 AD): '"YYYY-MM-DDTHH:MM:SS[.f]Z"'."""
+    """timestamptz printed in UTC ('... +00', years 1000-9999 AD): '"YYYY-MM-DDTHH:MM:SS.ffffffZ"' (always
+    six fraction digits, like Debezium 3.x)."""
     ok = pc.fill_null(pc.match_substring_regex(values, r"^[1-9]\d{3}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\+00$"), True)
     day = pc.utf8_slice_codeunits(values, 0, 10)
-    clock = pc.utf8_slice_codeunits(values, 11, -3)
-    fast = pc.binary_join_element_wise('"', day, "T", clock, 'Z"', "")
+    clock = pc.utf8_slice_codeunits(values, 11, 19)
+    fraction = pc.utf8_rpad(pc.utf8_slice_codeunits(pc.utf8_slice_codeunits(values, 0, -3), 20), 6, "0")
+    fast = pc.binary_join_element_wise('"', day, "T", clock, ".", fraction, 'Z"', "")
     return _with_fallback(values, fast, ok, convert)
 
 
@@ -141,11 +143,25 @@ def _fixed_decimal_fragments(values: pa.Array, convert: pgt.FixedDecimal) -> Fra
     return _with_fallback(values, fast, ok, convert)
 
 
+def _java_float_fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
+    """real/double texts whose Java form is the text itself (0.001 <= |x| < 1e7 with a fraction) or the text
+    and ".0" (integers below 1e7); every other value through the converter."""
+    fraction = pc.fill_null(pc.match_substring_regex(values, f"^{PLAIN_FRACTION.pattern}$"), False)
+    integer = pc.fill_null(pc.match_substring_regex(values, f"^{PLAIN_INTEGER.pattern}$"), False)
+    fast = pc.if_else(integer, pc.binary_join_element_wise(values, ".0", ""), values)
+    ok = pc.or_(pc.or_(fraction, integer), pc.is_null(values))
+    return _with_fallback(values, fast, ok, convert)
+
+
 def fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
     """JSON texts of a column of value texts under `convert` (one of the converters of types.py)."""
     if convert is int:
         out = Fragments(values, {})
     elif convert is str:
+        out = Fragments(json_strings(values), {})
+    elif convert is pgt.numeric_string:
+        for text, name in pgt.NUMERIC_SPECIAL_NAMES.items():
+            values = pc.if_else(pc.equal(values, text), name, values)
         out = Fragments(json_strings(values), {})
     elif convert is pgt.pg_bool:
         out = Fragments(pc.if_else(pc.equal(values, "t"), "true", "false"), {})
@@ -159,6 +175,8 @@ def fragments(values: pa.Array, convert: Callable[[str], Any]) -> Fragments:
         out = _timestamp_fragments(values, 1000, convert)
     elif convert is pgt.date_days:
         out = _date_fragments(values, convert)
+    elif convert in (java_float, java_double_text):
+        out = _java_float_fragments(values, convert)
     elif convert in (float, pgt.time_micros, pgt.time_millis):
         out = _numbers(values, convert)
     else:

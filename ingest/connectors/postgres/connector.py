@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 import psycopg2
 import psycopg2.extras
+import psycopg2.sql
 import pyarrow as pa
 
 from ingest import __version__
@@ -203,7 +204,13 @@ class PostgresConnector(SourceConnector):
             tables = [t for t in catalog.tables() if props.captures_table(t[0], t[1])]
             pending = _Pending()
             ready: Batch | None = None  # one batch of lookahead, so the last one can be marked complete
-            for schema, name, relid in tables:
+            marks = _SnapshotMarks()
+            # Debezium marks "last" on the snapshot's last record (the last row of the last table that has
+            # rows; measured), "first" only in the first table even when it is empty: find that table
+            with_rows = ([i for i, (sch, name, _) in enumerate(tables) if _has_rows(reader, sch, name)]
+                         if props.snapshot_mode != "no_data" else [])
+            last_index = with_rows[-1] if with_rows else -1
+            for table_index, (schema, name, relid) in enumerate(tables):
                 full = f"{schema}.{name}"
                 if start_table is not None and full < start_table:
                     continue
@@ -220,6 +227,8 @@ class PostgresConnector(SourceConnector):
                     continue
                 key_columns = table.definition.key_columns
                 key_index = [table.column_names.index(k) for k in key_columns]
+                marks.start_table(first=table_index == 0, last=table_index == last_index,
+                                  resumed=after_key is not None)
                 while True:
                     # a chunk never overfills the batch: it reads at most the room left
                     limit = min(props.snapshot_fetch_size, max(1, limits.max_events - len(pending)))
@@ -232,6 +241,9 @@ class PostgresConnector(SourceConnector):
                     pending.rejects.extend(rejects)
                     if block is not None:
                         pending.blocks.append(block)
+                        marks.add(block)
+                    if not key_columns or chunk.num_rows < limit:
+                        marks.end_table()
                     if len(pending) >= limits.max_events:
                         if ready is not None:
                             yield ready
@@ -267,11 +279,13 @@ class PostgresConnector(SourceConnector):
     def _snapshot_tail(self, table: CapturedTable, ts_ms: int, slot_lsn: int, xmin: int) -> str:
         """The envelope text after "after" of a snapshot row: source block, op and ts_ms."""
         d = table.definition
-        source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ms, db=self.props.dbname,
-                                   schema=d.schema, table=d.table, snapshot=True,
-                                   sequence=postgresql_sequence(None, slot_lsn), txId=xmin, lsn=slot_lsn)
-        suffix = ',"transaction":null}' if table.schemas.transaction else "}"
-        return f',"source":{dumps_str(source)},"op":"r","ts_ms":{ts_ms}{suffix}'
+        ts_ns = time.time_ns()
+        source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ns // 1_000_000,
+                                   db=self.props.dbname, schema=d.schema, table=d.table, snapshot=True,
+                                   sequence=postgresql_sequence(None, slot_lsn), ts_us=ts_ns // 1000, txId=xmin,
+                                   lsn=slot_lsn)
+        return (f',"source":{dumps_str(source)},"transaction":null,"op":"r","ts_ms":{ts_ms},'
+                f'"ts_us":{ts_ms * 1000},"ts_ns":{ts_ms * 1_000_000}}}')
 
     def _add_schema_change(self, pending: _Pending, table: CapturedTable, kind: str, seq: str, pos: str,
                            ts_ms: int, txid: int | None, lsn: int, snapshot: bool = True) -> None:
@@ -418,13 +432,14 @@ class PostgresConnector(SourceConnector):
         if isinstance(msg, pg.Begin):
             txn = _Txn(msg.xid, msg.final_lsn, msg.commit_ts_us, data_start)
             if self.props.provide_transaction_metadata:
+                # BEGIN goes out with the transaction's first captured event (_transaction_block), as Debezium's
                 txn.tracker = ev.TransactionTracker("postgresql", self.props.topic_prefix)
-                begin = txn.tracker.begin(f"{msg.xid}:{msg.final_lsn}", msg.commit_ts_us // 1000)
-                self._add_transaction_event(pending, txn, begin, data_start)
             return txn
         if isinstance(msg, pg.Commit):
-            if txn is not None and txn.tracker is not None:
-                self._add_transaction_event(pending, txn, txn.tracker.end(msg.commit_ts_us // 1000), msg.end_lsn)
+            if txn is not None and txn.tracker is not None and txn.tracker.id is not None:
+                # Debezium's transaction id is "<xid>:<LSN of the current message>": END carries the Commit's
+                end = txn.tracker.end(msg.commit_ts_us // 1000, f"{txn.xid}:{data_start}")
+                self._add_transaction_event(pending, txn, end, msg.end_lsn)
             self._last_commit_lsn = msg.commit_lsn
             self._restart_lsn = msg.end_lsn
             pending.ack = msg.end_lsn
@@ -501,14 +516,25 @@ class PostgresConnector(SourceConnector):
                                  sequence=postgresql_sequence(self._restart_lsn, lsn), ts_us=txn.ts_us,
                                  txId=txn.xid, lsn=lsn)
 
+    def _transaction_block(self, pending: _Pending, txn: _Txn, data_collection: str, lsn: int) -> dict[str, Any]:
+        """The `transaction` block of the next event of `txn` (provide.transaction.metadata), after the BEGIN
+        event when this is the transaction's first. Ids are Debezium's "<xid>:<LSN of the event>"."""
+        tracker = txn.tracker
+        assert tracker is not None
+        event_id = f"{txn.xid}:{lsn}"
+        if tracker.id is None:
+            self._add_transaction_event(pending, txn, tracker.begin(event_id, txn.ts_us // 1000), lsn)
+        return tracker.block(data_collection, event_id)
+
     def _emit(self, pending: _Pending, txn: _Txn, event: ev.ChangeEvent, lsn: int) -> None:
+        block = None
+        if txn.tracker is not None and event.op is not None:
+            d = event.table.table_id.split(".", 1)[1]  # Debezium's data collection: schema.table
+            block = self._transaction_block(pending, txn, d, lsn)
         seq = self._next_seq(txn, lsn)
         if seq is None:
-            if txn.tracker is not None and event.op is not None:
-                txn.tracker.block(event.table.table_id)
             return
-        if txn.tracker is not None and event.op is not None:
-            event.transaction = txn.tracker.block(event.table.table_id)
+        event.transaction = block
         if txn.position is None:
             txn.position = self._position(txn.commit_lsn)
         pending.events.append(change_to_bronze(event, seq=seq, position=txn.position, txn_id=str(txn.xid)))
@@ -554,7 +580,7 @@ class PostgresConnector(SourceConnector):
             return
         for event in events:
             self._emit(pending, txn, event, lsn)
-            if event.op == "d" and props.tombstones_on_delete and event.key is not None:
+            if event.op == "d" and props.tombstones_on_delete:  # keyless tables too (null key), like Debezium
                 self._emit(pending, txn, ev.tombstone(event), lsn)
 
     def _update_events(self, table: CapturedTable, msg: pg.Update, txn: _Txn, lsn: int) -> list[ev.ChangeEvent]:
@@ -590,6 +616,11 @@ class PostgresConnector(SourceConnector):
     def _on_message(self, msg: pg.LogicalMessage, txn: _Txn | None, lsn: int, pending: _Pending) -> None:
         """pg_logical_emit_message(): Debezium's <prefix>.message topic, op "m"."""
         topic = f"{self.props.topic_prefix}.message"
+        block = None
+        if txn is not None and txn.tracker is not None:
+            # Debezium counts the message in the transaction; its data_collections entry is named by a Java
+            # object's toString (not reproducible): we name it by the message topic (docs/events.md)
+            block = self._transaction_block(pending, txn, topic, lsn)
         if txn is not None:
             seq = self._next_seq(txn, lsn)
             ts_ms, xid, commit_lsn = txn.ts_us // 1000, txn.xid, txn.commit_lsn
@@ -606,7 +637,7 @@ class PostgresConnector(SourceConnector):
                                    schema="", table="", snapshot=False,
                                    sequence=postgresql_sequence(self._restart_lsn, lsn),
                                    ts_us=txn.ts_us if txn is not None else None, txId=xid, lsn=lsn)
-        value = {"source": source, "op": "m", "ts_ms": _now_ms(),
+        value = {"op": "m", "ts_ms": _now_ms(), "source": source, "transaction": block,
                  "message": {"prefix": msg.prefix, "content": msg.content}}
         key = {"prefix": msg.prefix}
         pending.events.append(BronzeEvent(
@@ -689,13 +720,77 @@ class PostgresConnector(SourceConnector):
         self._conn = None
 
 
+# Debezium 3.6.3's logical decoding message records (measured).
 MESSAGE_KEY_SCHEMA = ev.cs.struct([("prefix", ev.cs.string(True))], False,
-                                  name="io.debezium.connector.postgresql.MessageKey")
+                                  name="io.debezium.connector.postgresql.MessageKey", version=1)
 MESSAGE_SCHEMA = ev.cs.struct([
-    ("source", ev.SOURCE_SCHEMAS["postgresql"]), ("op", ev.cs.string()), ("ts_ms", ev.cs.int64(True)),
+    ("op", ev.cs.string()), ("ts_ms", ev.cs.int64(True)), ("source", ev.SOURCE_SCHEMAS["postgresql"]),
+    ("transaction", ev.TRANSACTION_BLOCK_SCHEMA),
     ("message", ev.cs.struct([("prefix", ev.cs.string(True)), ("content", ev.cs.bytes_(True))], False,
-                             name="io.debezium.connector.postgresql.Message")),
-], False, name="io.debezium.connector.postgresql.MessageValue")
+                             name="io.debezium.connector.postgresql.Message", version=1)),
+], False, name="io.debezium.connector.postgresql.MessageValue", version=1)
+
+
+_SNAPSHOT_TRUE = '"snapshot":"true"'
+
+
+class _SnapshotMarks:
+    """source.snapshot of each snapshot row, as Debezium 3.6.3 marks them, in this order of precedence:
+    "last" on the last row of the last table with rows (measured: an empty last table does not take it),
+    "first" on the first row of the first table,
+    "last_in_data_collection" / "first_in_data_collection" on a table's last / first row, "true" in between
+    Rows are built with "true" and the few marked ones patched in
+    their (not yet handed out) blocks once a table's end is known."""
+
+    def __init__(self) -> None:
+        self.first_table = self.last_table = self.resumed = False
+        self.first: tuple[BronzeEventBlock, int] | None = None   # the table's first row
+        self.last: tuple[BronzeEventBlock, int] | None = None    # the table's latest row so far
+
+    def start_table(self, first: bool, last: bool, resumed: bool) -> None:
+        """`resumed`: a snapshot resumed inside this table (its first row was handed out before)."""
+        self.first_table, self.last_table, self.resumed = first, last, resumed
+        self.first = self.last = None
+
+    def add(self, block: BronzeEventBlock) -> None:
+        if self.first is None and not self.resumed:
+            self.first = (block, 0)
+        self.resumed = True
+        self.last = (block, len(block) - 1)
+
+    def end_table(self) -> None:
+        marks: dict[tuple[int, int], tuple[BronzeEventBlock, int, str]] = {}
+        if self.first is not None:
+            block, row = self.first
+            marks[(id(block), row)] = (block, row, "first" if self.first_table else "first_in_data_collection")
+        if self.last is not None:
+            block, row = self.last
+            label = "last" if self.last_table else "last_in_data_collection"
+            # a one-row table: "last" > "first" > "last_in_data_collection" > "first_in_data_collection"
+            if (id(block), row) not in marks or self.last_table or not self.first_table:
+                marks[(id(block), row)] = (block, row, label)
+        for block, row, label in marks.values():
+            _mark_snapshot_row(block, row, label)
+        self.first = self.last = None
+
+
+def _has_rows(conn: Any, schema: str, table: str) -> bool:
+    with conn.cursor() as cur:
+        cur.execute(psycopg2.sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(psycopg2.sql.Identifier(schema, table)))
+        return bool(cur.fetchone()[0])
+
+
+def _mark_snapshot_row(block: BronzeEventBlock, row: int, label: str) -> None:
+    """Set source.snapshot of one row of a snapshot block (its value text and its bronze snapshot column)."""
+    table = block.columns
+    values = table.column("value").to_pylist()
+    text = values[row]
+    at = text.rfind(_SNAPSHOT_TRUE)
+    values[row] = f'{text[:at]}"snapshot":"{label}"{text[at + len(_SNAPSHOT_TRUE):]}'
+    flags = table.column("snapshot").to_pylist()
+    flags[row] = label
+    table = table.set_column(table.column_names.index("value"), "value", pa.array(values, pa.string()))
+    block.columns = table.set_column(table.column_names.index("snapshot"), "snapshot", pa.array(flags, pa.string()))
 
 
 def _definition_key(d: TableDef) -> tuple:

@@ -117,7 +117,7 @@ def build_table(definition: TableDef, props: PostgresProperties, relation_column
         col = by_name.get(name)
         if col is None:
             continue
-        conv = column_converter(name, col.type, props, col.nullable)
+        conv = column_converter(name, col.type, props, col.nullable, col.default)
         if conv is None:
             log.warning("%s.%s.%s: type %s is not supported; column omitted", definition.schema, definition.table,
                         name, col.type_expression)

@@ -20,7 +20,7 @@ import orjson
 
 from ingest.connectors.postgres.properties import PostgresProperties
 from ingest.events import connect_schema as cs
-from ingest.events.json_converter import decimal_base64
+from ingest.events.json_converter import decimal_base64, java_double, java_double_text, java_float
 
 Converter = Callable[[str], Any]
 EPOCH_DATE = date(1970, 1, 1)
@@ -100,7 +100,7 @@ def pg_bool(text: str) -> bool:
 def days_from_civil(year: int, month: int, day: int) -> int:
     """Days since 1970-01-01 in the proleptic Gregorian calendar, for any astronomical year (H. Hinnant)."""
     year -= month <= 2
-    era = (year if year >= 0 else year - 399) // 400
+    era = year // 400  # Python's // floors already (Hinnant's C code adjusts for truncation)
     yoe = year - era * 400
     doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
@@ -113,7 +113,7 @@ _EPOCH_ORDINAL = EPOCH_DATE.toordinal()
 def civil_from_days(days: int) -> tuple[int, int, int]:
     """Days since 1970-01-01 -> (astronomical year, month, day), proleptic Gregorian (H. Hinnant)."""
     z = days + 719468
-    era = (z if z >= 0 else z - 146096) // 146097
+    era = z // 146097
     doe = z - era * 146097
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
     doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
@@ -179,11 +179,17 @@ def _fraction(micros: int) -> str:
     return "." + f"{micros:06d}".rstrip("0")
 
 
+_SIX_ZEROS = "000000"
+
+
 def zoned_timestamp(text: str) -> str:
-    """timestamptz text (session TimeZone=UTC) -> io.debezium.time.ZonedTimestamp ISO-8601 string in UTC."""
+    """timestamptz text (session TimeZone=UTC) -> io.debezium.time.ZonedTimestamp ISO-8601 string in UTC,
+    always with 6 fraction digits like Debezium 3.x ('2018-06-20T15:13:16.945000Z')."""
     if text.endswith("+00") and len(text) >= 22 and text[4] == "-" and text[10] == " ":
-        # fast path: already UTC, and PostgreSQL prints the fraction without trailing zeros like Java does
-        return f"{text[:10]}T{text[11:-3]}Z"
+        # fast path: already UTC; PostgreSQL drops trailing fraction zeros, Debezium writes all six
+        if len(text) == 22:
+            return f"{text[:10]}T{text[11:19]}.000000Z"
+        return f"{text[:10]}T{text[11:20]}{text[20:-3]}{_SIX_ZEROS[:29 - len(text)]}Z"
     if text in ("infinity", "-infinity"):
         raise ConversionError(f"timestamptz {text} has no Debezium representation")
     bc = text.endswith(" BC")
@@ -193,7 +199,7 @@ def zoned_timestamp(text: str) -> str:
     micros = timestamp_micros(local + (" BC" if bc else "")) - offset * 1_000_000
     days, rem = divmod(micros, 86_400_000_000)
     secs, us = divmod(rem, 1_000_000)
-    return f"{iso_date(days)}T{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}{_fraction(us)}Z"
+    return f"{iso_date(days)}T{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{us:06d}Z"
 
 
 def zoned_time(text: str) -> str:
@@ -320,10 +326,11 @@ def _money(text: str) -> Decimal:
     return -value if negative else value
 
 
-def _bits_bytes(text: str, length: int) -> bytes:
-    """io.debezium.data.Bits: little-endian bytes of the bit string read as a number."""
-    nbytes = max(1, (length + 7) // 8)
-    return int(text, 2).to_bytes(nbytes, "little") if text else b"\x00" * nbytes
+def _bits_bytes(text: str) -> bytes:
+    """io.debezium.data.Bits: the bit string read as a number, in the fewest little-endian bytes (Java's
+    BitSet.toByteArray: no bit set, e.g. B'00000000' or an empty varbit, gives no bytes at all)."""
+    number = int(text, 2) if text else 0
+    return number.to_bytes((number.bit_length() + 7) // 8, "little")
 
 
 def _point_wkb(x: float, y: float) -> bytes:
@@ -332,21 +339,15 @@ def _point_wkb(x: float, y: float) -> bytes:
     return struct.pack("<BIdd", 1, 1, x, y)
 
 
-def _ewkb_to_wkb(hex_text: str) -> dict[str, Any]:
-    """PostGIS text output (hex EWKB) -> {"wkb": OGC WKB base64, "srid": srid or None}."""
+def postgis_value(hex_text: str) -> dict[str, Any]:
+    """PostGIS text output (hex EWKB) -> {"wkb": the EWKB bytes as they are (SRID flag and SRID kept, like
+    Debezium 3.6.3), "srid": the EWKB's SRID or None}."""
     import struct
 
     raw = bytes.fromhex(hex_text)
-    little = raw[0] == 1
-    fmt = "<I" if little else ">I"
-    type_word = struct.unpack_from(fmt, raw, 1)[0]
-    srid = None
-    body = raw[5:]
-    if type_word & 0x20000000:
-        srid = struct.unpack_from(fmt, raw, 5)[0]
-        body = raw[9:]
-    clean = type_word & ~0x20000000
-    return {"wkb": _b64(raw[:1] + struct.pack(fmt, clean) + body), "srid": srid}
+    fmt = "<I" if raw[0] == 1 else ">I"
+    srid = struct.unpack_from(fmt, raw, 5)[0] if struct.unpack_from(fmt, raw, 1)[0] & 0x20000000 else None
+    return {"wkb": _b64(raw), "srid": srid}
 
 
 # ---------------------------------------------------------------- the mapping
@@ -361,10 +362,18 @@ def element_converter(t: PgType, props: PostgresProperties, optional: bool) -> t
     """(schema, converter) for one type, or None for an unknown type (omitted, like Debezium)."""
     name, mod, mode = t.name, t.typmod, props.time_precision_mode
     if t.element is not None:
-        inner = element_converter(t.element, props, True)
+        el = t.element
+        if el.name in ("bit", "varbit") and not (el.name == "bit" and mod == 1):
+            # Debezium 3.6.3 (measured): a bit string array gets the element's Bits schema, and always null
+            length = mod if mod > 0 else 2_147_483_647
+            return (cs.bytes_(optional, name="io.debezium.data.Bits", version=1, parameters={"length": str(length)}),
+                    _always_null)
+        inner = element_converter(el, props, el.typtype != "e")  # enum items are required (measured)
         if inner is None:
             return None
         inner_schema, inner_conv = inner
+        if el.name == "numeric" and numeric_typmod(mod)[1] is None and props.decimal_handling_mode == "precise":
+            return cs.array(inner_schema, optional), _always_null  # Debezium writes these arrays as null
 
         def conv_array(text: str) -> list[Any]:
             return [None if v is None else inner_conv(v) for v in parse_array(text)]
@@ -382,7 +391,7 @@ def element_converter(t: PgType, props: PostgresProperties, optional: bool) -> t
     if name in ("bit", "varbit"):
         length = mod if mod > 0 else 2_147_483_647
         return (cs.bytes_(optional, name="io.debezium.data.Bits", version=1, parameters={"length": str(length)}),
-                lambda s: _b64(_bits_bytes(s, len(s))))
+                lambda s: _b64(_bits_bytes(s)))
     if name == "int2":
         return cs.int16(optional), int
     if name == "int4":
@@ -390,9 +399,9 @@ def element_converter(t: PgType, props: PostgresProperties, optional: bool) -> t
     if name in ("int8", "oid"):
         return cs.int64(optional), int
     if name == "float4":
-        return cs.float32(optional), float
+        return cs.float32(optional), java_float
     if name == "float8":
-        return cs.float64(optional), float
+        return cs.float64(optional), java_double_text
     if name == "numeric":
         return _numeric(props, optional, mod)
     if name == "money":
@@ -441,21 +450,27 @@ def element_converter(t: PgType, props: PostgresProperties, optional: bool) -> t
         return (cs.string(optional, name="io.debezium.data.Json", version=1),
                 lambda s: orjson.dumps(parse_hstore(s)).decode())
     if name in ("geometry", "geography"):
+        label = name.capitalize()
         schema = cs.struct([("wkb", cs.bytes_()), ("srid", cs.int32(True))], optional,
-                           name="io.debezium.data.geometry.Geometry", version=1,
-                           doc="Geometric type with WKB representation")
-        return schema, _ewkb_to_wkb
+                           name=f"io.debezium.data.geometry.{label}", version=1, doc=label)
+        return schema, postgis_value
     if props.include_unknown_datatypes:
         return cs.bytes_(optional), lambda s: _b64(s.encode("utf-8"))
+    return None
+
+
+def _always_null(text: str) -> None:
+    """Types Debezium 3.6.3 declares but always writes as null (bit string arrays, unconstrained numeric
+    arrays in precise mode: measured)."""
     return None
 
 
 def _numeric(props: PostgresProperties, optional: bool, mod: int) -> tuple[cs.Schema, Converter]:
     mode = props.decimal_handling_mode
     if mode == "double":
-        return cs.float64(optional), float
+        return cs.float64(optional), numeric_double
     if mode == "string":
-        return cs.string(optional), str
+        return cs.string(optional), numeric_string
     precision, scale = numeric_typmod(mod)
     if scale is not None:
         return (cs.bytes_(optional, name="org.apache.kafka.connect.data.Decimal", version=1,
@@ -465,10 +480,14 @@ def _numeric(props: PostgresProperties, optional: bool, mod: int) -> tuple[cs.Sc
     def conv_variable(text: str) -> dict[str, Any] | None:
         if text in ("NaN", "Infinity", "-Infinity"):
             return None
-        value = Decimal(text)
-        exponent = value.as_tuple().exponent
-        var_scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
-        return {"scale": var_scale, "value": decimal_base64(int(value.scaleb(var_scale)))}
+        # Debezium strips trailing fraction zeros (1.500 -> scale 1) but never goes below scale 0 (100)
+        whole, _, fraction = text.partition(".")
+        fraction = fraction.rstrip("0")
+        try:
+            unscaled = int(whole + fraction)
+        except ValueError:
+            raise ConversionError(f"not a numeric: {text!r}") from None
+        return {"scale": len(fraction), "value": decimal_base64(unscaled)}
 
     schema = cs.struct([("scale", cs.int32()), ("value", cs.bytes_())], optional,
                        name="io.debezium.data.VariableScaleDecimal", version=1, doc="Variable scaled decimal")
@@ -485,22 +504,62 @@ class FixedDecimal:
     def __call__(self, text: str) -> str | None:
         if text in ("NaN", "Infinity", "-Infinity"):
             return None  # not representable as a Connect Decimal (Debezium: null)
+        return decimal_base64(unscaled(text, self.scale))
+
+
+def unscaled(text: str, scale: int) -> int:
+    """The exact unscaled integer of a numeric text at `scale` (no decimal context: numeric(38,10) keeps all
+    38 digits; the default 28-digit context would round them)."""
+    whole, _, fraction = text.partition(".")
+    if len(fraction) == scale and "e" not in text and "E" not in text:  # numeric(p,s) text: exactly s digits
         try:
-            value = Decimal(text)
-        except InvalidOperation:
-            raise ConversionError(f"not a numeric: {text!r}") from None
-        return decimal_base64(int(value.scaleb(self.scale)))
+            return int(whole + fraction)
+        except ValueError:
+            pass
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ConversionError(f"not a numeric: {text!r}") from None
+    sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):
+        raise ConversionError(f"not a finite numeric: {text!r}")
+    number = int("".join(map(str, digits)) or "0")
+    shift = exponent + scale
+    number = number * 10 ** shift if shift >= 0 else _round_half_up(number, 10 ** -shift)
+    return -number if sign else number
+
+
+def _round_half_up(number: int, divisor: int) -> int:
+    quotient, remainder = divmod(number, divisor)
+    return quotient + (2 * remainder >= divisor)
+
+
+# decimal.handling.mode=string: Debezium writes the special values by their Java enum names (measured)
+NUMERIC_SPECIAL_NAMES = {"NaN": "NAN", "Infinity": "POSITIVE_INFINITY", "-Infinity": "NEGATIVE_INFINITY"}
+
+
+def numeric_string(text: str) -> str:
+    """decimal.handling.mode=string: the text as it is, NaN/Infinity/-Infinity as NAN, POSITIVE_INFINITY,
+    NEGATIVE_INFINITY."""
+    return NUMERIC_SPECIAL_NAMES.get(text, text)
+
+
+def numeric_double(text: str) -> Any:
+    """decimal.handling.mode=double: the value as a Java double (non-finite values as their strings)."""
+    if text in ("NaN", "Infinity", "-Infinity"):
+        return text
+    return java_double(float(text))
 
 
 def _money_conv(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, Converter]:
     mode, digits = props.decimal_handling_mode, props.money_fraction_digits
     if mode == "double":
-        return cs.float64(optional), lambda s: float(_money(s))
+        return cs.float64(optional), lambda s: java_double(float(_money(s)))
     if mode == "string":
         return cs.string(optional), lambda s: format(_money(s), "f")
     return (cs.bytes_(optional, name="org.apache.kafka.connect.data.Decimal", version=1,
                       parameters={"scale": str(digits)}),
-            lambda s: decimal_base64(int(_money(s).scaleb(digits))))
+            lambda s: decimal_base64(unscaled(str(_money(s)), digits)))
 
 
 def _binary(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, Converter]:
@@ -519,13 +578,78 @@ def _point(optional: bool) -> tuple[cs.Schema, Converter]:
     def conv(text: str) -> dict[str, Any]:
         x_text, y_text = text.strip("()").split(",")
         x, y = float(x_text), float(y_text)
-        return {"x": x, "y": y, "wkb": _b64(_point_wkb(x, y)), "srid": None}
+        return {"x": java_double(x), "y": java_double(y), "wkb": _b64(_point_wkb(x, y)), "srid": None}
 
     return schema, conv
 
 
-def column_converter(column: str, t: PgType, props: PostgresProperties, optional: bool) -> ColumnConverter | None:
+def column_converter(column: str, t: PgType, props: PostgresProperties, optional: bool,
+                     default: str | None = None) -> ColumnConverter | None:
+    """`default`: the column's DEFAULT expression (pg_get_expr), put into the field schema as Debezium does."""
     found = element_converter(t, props, optional)
     if found is None:
         return None
-    return ColumnConverter(column, found[0], found[1])
+    schema, convert = found
+    value = default_value(default, t, schema, convert)
+    if value is not None:
+        schema = {k: v for k, v in schema.items()}
+        schema["default"] = value
+    return ColumnConverter(column, schema, convert)
+
+
+_CAST = re.compile(r"::[\w\s\"\[\]().,]+$")
+_NOW = {"now()", "current_timestamp", "localtimestamp", "current_date", "current_time", "localtime",
+        "statement_timestamp()", "transaction_timestamp()", "clock_timestamp()"}
+_NO_DEFAULT = {"bytea", "money", "timetz"}
+_EPOCH_TEXT = {"timestamptz": "1970-01-01 00:00:00+00", "timestamp": "1970-01-01 00:00:00", "date": "1970-01-01",
+               "time": "00:00:00", "timetz": "00:00:00+00"}
+
+
+def default_literal(expression: str | None, t: PgType) -> str | None:
+    """A DEFAULT expression as the text output of its value, as far as Debezium 3.6.3 evaluates it: literals
+    (casts stripped), true/false; now() and its kin give the epoch for temporal types; nextval() gives 0.
+    None: no default in the schema (NULL, other expressions)."""
+    if expression is None:
+        return None
+    text = expression.strip()
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    if text.lower().startswith("nextval("):
+        return "0" if t.name in ("int2", "int4", "int8", "numeric") else None
+    if text.lower() in _NOW:
+        return _EPOCH_TEXT.get(t.name)
+    if t.name == "uuid" and re.fullmatch(r"[\w.]+\(\)", text):
+        return "00000000-0000-0000-0000-000000000000"  # gen_random_uuid() and kin (measured)
+    while True:
+        stripped = _CAST.sub("", text)
+        if stripped == text:
+            break
+        text = stripped.strip()
+        while text.startswith("(") and text.endswith(")"):
+            text = text[1:-1].strip()
+    if text.startswith("'") and text.endswith("'") and len(text) >= 2:
+        return text[1:-1].replace("''", "'")
+    if text in ("true", "false"):
+        return "t" if text == "true" else "f"
+    if re.fullmatch(r"-?\d+(\.\d+)?([eE][-+]?\d+)?", text):
+        return text
+    return None
+
+
+def default_value(expression: str | None, t: PgType, schema: cs.Schema, convert: Converter) -> Any:
+    """The schema `default` of a column, or None (no default attribute)."""
+    if t.element is not None or t.name in _NO_DEFAULT or schema.get("name") == "io.debezium.data.VariableScaleDecimal":
+        return None  # Debezium 3.6.3 gives these no default (measured)
+    literal = default_literal(expression, t)
+    if literal is None:
+        return None
+    if schema.get("type") == "bytes" and t.name in ("bit", "varbit"):
+        literal = literal.lstrip("Bb").strip("'")
+    try:
+        if schema.get("type") in ("float", "double"):  # Java's layout, like the values (1.0E10)
+            return java_float(literal) if schema["type"] == "float" else java_double_text(literal)
+        if t.name == "bool" or (t.name == "bit" and schema.get("type") == "boolean"):
+            return literal in ("t", "1", "true")
+        return convert(literal)
+    except (ConversionError, ValueError, ArithmeticError):
+        return None
