@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +77,9 @@ class SourceConnector(ABC):
     raise ingest.errors.ConfigError for unknown or invalid ones, before anything connects."""
 
     connector_name: str = ""
+    # Called with a table's id just before the snapshot starts reading its rows (tests run DDL there, to
+    # race a RENAME or DROP with the snapshot at a known point).
+    snapshot_table_hook: Callable[[str], None] | None = None
 
     def __init__(self, settings: SourceSettings) -> None:
         self.settings = settings
