@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ingest.bronze.contract import Batch, BatchLimits, ResumeState
 from ingest.bronze.writer import BronzeWriter
 from ingest.config import ProjectConfig
 from ingest.connectors import registry
-from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
+from ingest.connectors.base import SourceConnector
 from ingest.errors import LakecdcError
 
 

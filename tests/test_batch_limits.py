@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.bronze.contract import BronzeEvent
-from ingest.connectors.base import Batch, BatchLimits
+from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent
 from ingest.runner import BatchCoalescer, coalesced
 
 _seqs = itertools.count()

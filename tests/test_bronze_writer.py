@@ -13,10 +13,12 @@ from ingest.bronze.contract import (
     EVENT_BLOCK_COLUMNS,
     EVENTS_COLUMNS,
     REJECTS_COLUMNS,
+    Batch,
     BronzeEvent,
     BronzeEventBlock,
     BronzeReject,
     BronzeSchemaChange,
+    ResumeState,
 )
 from ingest.bronze.writer import (
     BRONZE_PROPERTIES,
@@ -27,7 +29,6 @@ from ingest.bronze.writer import (
     schema_id,
 )
 from ingest.config import EngineSettings
-from ingest.connectors.base import Batch, ResumeState
 
 pytestmark = pytest.mark.integration
 

@@ -25,8 +25,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ingest.bronze.contract import BatchLimits  # noqa: E402
 from ingest.config import EngineSettings, SourceSettings  # noqa: E402
-from ingest.connectors.base import BatchLimits  # noqa: E402
 
 pytestmark = pytest.mark.integration
 SOURCE = "maria"

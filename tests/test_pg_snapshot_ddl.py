@@ -12,7 +12,7 @@ import psycopg2
 import psycopg2.errors
 import pytest
 
-from ingest.connectors.base import BatchLimits
+from ingest.bronze.contract import BatchLimits
 from tests.test_pg_helpers import Collector, connector, drop_slot_and_publication, ensure_database, execute
 
 pytestmark = pytest.mark.integration

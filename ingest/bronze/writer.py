@@ -36,11 +36,12 @@ from ingest.bronze.contract import (
     REJECTS_COLUMNS,
     SCHEMA_CHANGES_COLUMNS,
     SCHEMAS_COLUMNS,
+    Batch,
+    ResumeState,
     ddl_columns,
     table_name,
 )
 from ingest.config import EngineSettings
-from ingest.connectors.base import Batch, ResumeState
 from ingest.errors import ConfigError
 from ingest.sqlutil import qualified, quote_ident, quote_literal
 

@@ -24,8 +24,7 @@ import orjson
 import pyarrow as pa
 import pymysql
 
-from ingest.bronze.contract import BronzeEvent, BronzeEventBlock
-from ingest.connectors.base import Batch, BatchLimits
+from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeEventBlock
 from ingest.connectors.mysql import server
 from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param
 from ingest.errors import LakecdcError

@@ -28,9 +28,18 @@ import psycopg2.extras
 import pyarrow as pa
 
 from ingest import __version__
-from ingest.bronze.contract import BronzeEvent, BronzeEventBlock, BronzeReject, BronzeSchemaChange, encode_seq
+from ingest.bronze.contract import (
+    Batch,
+    BatchLimits,
+    BronzeEvent,
+    BronzeEventBlock,
+    BronzeReject,
+    BronzeSchemaChange,
+    ResumeState,
+    encode_seq,
+)
 from ingest.config import SourceSettings
-from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
+from ingest.connectors.base import SourceConnector
 from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres import setup
 from ingest.connectors.postgres.catalog import Catalog, CatalogColumn, TableDef
