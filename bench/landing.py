@@ -31,7 +31,7 @@ RUN_ONE = textwrap.dedent("""
     began = time.perf_counter()
     from pathlib import Path
     from ingest.config import load_config
-    from ingest.connectors.base import BatchLimits
+    from ingest.bronze.contract import BatchLimits
     from ingest.runner import run_source
     config = load_config(sys.argv[1])
     result = run_source(config, "bench", until_caught_up=True, progress=False,

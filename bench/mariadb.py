@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 import pymysql  # noqa: E402
 
+from ingest.bronze.contract import BatchLimits, ResumeState  # noqa: E402
 from ingest.config import EngineSettings, SourceSettings  # noqa: E402
-from ingest.connectors.base import BatchLimits, ResumeState  # noqa: E402
 from ingest.connectors.mysql import MySqlConnector  # noqa: E402
 from ingest.connectors.mysql.streaming import EVENTS, _Reader  # noqa: E402
 

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 import psycopg2  # noqa: E402
 
+from ingest.bronze.contract import BatchLimits, ResumeState  # noqa: E402
 from ingest.config import EngineSettings, ProjectConfig, SourceSettings  # noqa: E402
-from ingest.connectors.base import BatchLimits, ResumeState  # noqa: E402
 from ingest.connectors.postgres import PostgresConnector  # noqa: E402
 
 DB = "pgconn_test"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ingest.bronze.contract import BatchLimits
 from ingest.config import ProjectConfig
-from ingest.connectors.base import BatchLimits
 from ingest.errors import LakecdcError
 
 

@@ -6,6 +6,11 @@
         connector.acknowledge(batch) # only after the commit
         stop when caught up (--until-caught-up), after --max-events, or on SIGTERM/SIGINT
 
+Connectors hand over a batch whenever they reach the end of their input for the moment (the binlog reader
+at its end, PostgreSQL after a quiet poll interval); `BatchCoalescer` merges those hand-overs so that a
+busy source lands one Delta commit per --batch-size events or --batch-seconds, not one per hand-over
+(docs/bronze.md, "Batch limits").
+
 Writing batch N overlaps with the connector reading batch N+1 (one background writer thread; commits stay
 in order, acknowledgements follow commits). SIGTERM or Ctrl-C stops after the batch being written; a
 second signal stops at once, which is still safe: an uncommitted batch is read again on the next run.
@@ -21,17 +26,18 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ingest.bronze.contract import Batch, BatchLimits, ResumeState
 from ingest.bronze.writer import BronzeWriter
 from ingest.config import ProjectConfig
 from ingest.connectors import registry
-from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
+from ingest.connectors.base import SourceConnector
 from ingest.errors import LakecdcError
 
 
@@ -146,6 +152,70 @@ def _fewer_gc_passes() -> Iterator[None]:
         gc.set_threshold(*previous)
 
 
+class BatchCoalescer:
+    """Merges the connector's hand-overs into landed batches that respect the limits: a batch lands when
+    it holds `max_events` events (one more hand-over would pass the limit), when its first event has been
+    held `max_seconds`, when the source is caught up and the run ends there (`land_when_caught_up`), or on
+    a stop request. A hand-over with nothing to land (a heartbeat of an idle connector, maybe carrying an
+    acknowledgement) passes straight through when nothing is held, so the runner still sees stop requests
+    and acknowledges. The clock is a parameter so the rules can be tested without waiting."""
+
+    def __init__(self, limits: BatchLimits, land_when_caught_up: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limits = limits
+        self.land_when_caught_up = land_when_caught_up
+        self.clock = clock
+        self.held: Batch | None = None
+        self.held_since = 0.0  # clock() when the held batch got its first row
+
+    def add(self, batch: Batch, stop: bool = False) -> list[Batch]:
+        """Take one hand-over; returns the batches to land now, in order."""
+        out: list[Batch] = []
+        held = self.held
+        if held is not None and len(held) and len(batch) and len(held) + len(batch) > self.limits.max_events:
+            out.append(held)
+            held = None
+        if held is None or not len(held):
+            if held is not None:  # an empty held batch only carries caught_up/ack: the newer one wins
+                batch = _merge(held, batch)
+            held, self.held_since = batch, self.clock()
+        else:
+            held = _merge(held, batch)
+        size = len(held)
+        if (not size or stop or size >= self.limits.max_events
+                or self.clock() - self.held_since >= self.limits.max_seconds
+                or (self.land_when_caught_up and held.caught_up)):
+            out.append(held)
+            held = None
+        self.held = held
+        return out
+
+    def rest(self) -> list[Batch]:
+        """What is still held when the connector's batches end."""
+        held, self.held = self.held, None
+        return [held] if held is not None else []
+
+
+def _merge(first: Batch, second: Batch) -> Batch:
+    """One batch holding `first` then `second` (in seq order); the newer caught-up state and ack win."""
+    return Batch(events=first.events + second.events, schema_changes=first.schema_changes + second.schema_changes,
+                 rejects=first.rejects + second.rejects, blocks=first.blocks + second.blocks,
+                 caught_up=second.caught_up, ack=second.ack if second.ack is not None else first.ack)
+
+
+def coalesced(batches: Iterator[Batch], coalescer: BatchCoalescer,
+              stop_requested: Callable[[], bool] = lambda: False) -> Iterator[Batch]:
+    """The batches to land, from the connector's hand-overs (see BatchCoalescer)."""
+    try:
+        for batch in batches:
+            yield from coalescer.add(batch, stop=stop_requested())
+        yield from coalescer.rest()
+    finally:
+        close = getattr(batches, "close", None)
+        if callable(close):  # run the connector generator's own clean-up before connector.close()
+            close()
+
+
 def _land(writer: BronzeWriter, connector: SourceConnector, batch: Batch, result: RunResult) -> None:
     writer.write(batch)
     connector.acknowledge(batch)
@@ -161,7 +231,8 @@ def _land(writer: BronzeWriter, connector: SourceConnector, batch: Batch, result
 def _drive(connector: SourceConnector, writer: BronzeWriter, resume: ResumeState, limits: BatchLimits,
            until_caught_up: bool, max_events: int | None, stop: _Stop, result: RunResult, display: _Progress) -> None:
     """The batch loop: batch N is written by one background thread while the connector reads batch N+1."""
-    batches = connector.batches(resume, limits)
+    batches = coalesced(connector.batches(resume, limits), BatchCoalescer(limits, land_when_caught_up=until_caught_up),
+                        lambda: stop.requested)
     pending: Future[None] | None = None
     queued = 0  # events handed to the writer thread
     try:
@@ -186,9 +257,7 @@ def _drive(connector: SourceConnector, writer: BronzeWriter, resume: ResumeState
                 pending.result()
     finally:
         display.stop()
-        close = getattr(batches, "close", None)
-        if callable(close):  # run the generator's own clean-up before connector.close()
-            close()
+        batches.close()  # runs the connector generator's own clean-up before connector.close()
 
 
 def run_source(config: ProjectConfig, source_name: str, until_caught_up: bool = False,

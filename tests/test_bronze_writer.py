@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from ingest.bronze.contract import (
     EVENT_BLOCK_COLUMNS,
     EVENTS_COLUMNS,
     REJECTS_COLUMNS,
+    Batch,
     BronzeEvent,
     BronzeEventBlock,
     BronzeReject,
     BronzeSchemaChange,
+    ResumeState,
 )
-from ingest.bronze.writer import BronzeWriter, create_table_sql, schema_id
+from ingest.bronze.writer import (
+    BRONZE_PROPERTIES,
+    BronzeWriter,
+    create_table_sql,
+    delta_configuration,
+    remove_expired_log,
+    schema_id,
+)
 from ingest.config import EngineSettings
-from ingest.connectors.base import Batch, ResumeState
 
 pytestmark = pytest.mark.integration
 
@@ -53,6 +63,9 @@ def test_create_table_sql_local_and_databricks(tmp_path: Path):
     local = create_table_sql(EngineSettings(warehouse=tmp_path), "`bronze`.`s_events`", EVENTS_COLUMNS,
                              tmp_path / "bronze" / "s_events", "table_id")
     assert local.endswith(f"USING delta PARTITIONED BY (`table_id`) LOCATION '{tmp_path}/bronze/s_events'")
+    with_properties = create_table_sql(EngineSettings(warehouse=tmp_path), "`bronze`.`s_events`", EVENTS_COLUMNS,
+                                       tmp_path, None, {"delta.checkpointInterval": "100"})
+    assert with_properties.endswith(" TBLPROPERTIES ('delta.checkpointInterval' = '100')")
     assert "`seq` STRING" in local and "`ingested_at` TIMESTAMP" in local
     databricks = create_table_sql(EngineSettings(profile="databricks"), "`main`.`bronze`.`s_rejects`",
                                   REJECTS_COLUMNS, tmp_path)
@@ -162,3 +175,39 @@ def test_event_block_lands_like_event_objects(engine, engine_settings: EngineSet
     assert rows(spark, "SELECT schema_id, schema, first_seq FROM bronze.blks_schemas ORDER BY schema_id") == \
         rows(spark, "SELECT schema_id, schema, first_seq FROM bronze.objs_schemas ORDER BY schema_id")
     assert as_blocks.resume_state() == as_objects.resume_state() != ResumeState()
+
+
+def test_delta_log_properties_and_expired_log_removal(engine, engine_settings: EngineSettings):
+    """Issue 17: bronze's _delta_log grew to 1.7 GB in 10 minutes (a checkpoint every 10 commits, each add action
+    with JSON stats of every column). Bronze tables carry the properties that keep the log small, tables made
+    before them get them, and log files older than the retention go once a newer checkpoint exists."""
+    from deltalake import DeltaTable
+
+    spark = engine.spark
+    location = engine_settings.warehouse / "bronze" / "old_events"
+    # a table created by an earlier version, without the properties
+    spark.sql("CREATE SCHEMA IF NOT EXISTS bronze")
+    spark.sql(create_table_sql(engine_settings, "bronze.old_events", EVENTS_COLUMNS, location, "table_id"))
+    assert delta_configuration(location) == {}
+    writer = BronzeWriter(spark, engine_settings, "old")
+    for kind in ("events", "schemas", "schema_changes", "rejects"):
+        config = delta_configuration(engine_settings.warehouse / "bronze" / f"old_{kind}")
+        assert config is not None and BRONZE_PROPERTIES.items() <= config.items(), (kind, config)
+    assert delta_configuration(location)["delta.dataSkippingStatsColumns"] == "batch_id,seq"
+
+    spark.sql("ALTER TABLE bronze.old_events SET TBLPROPERTIES ('delta.checkpointInterval' = '3')")
+    for n in range(8):
+        writer.write(Batch(events=[event(n)]))
+    log_dir = location / "_delta_log"
+    checkpoints = sorted(int(p.name[:20]) for p in log_dir.glob("*.checkpoint.parquet"))
+    assert checkpoints == [3, 6, 9]
+    adds = pa.table(DeltaTable(str(location)).get_add_actions(flatten=True)).to_pylist()
+    assert adds and all(set(a) >= {"min.batch_id", "min.seq"} and "min.value" not in a for a in adds)
+    assert remove_expired_log(location, retention_seconds=7 * 86_400) == 0  # nothing is a week old
+    removed = remove_expired_log(location, retention_seconds=0, now=time.time() + 1)
+    assert removed > 0
+    assert min(int(p.name[:20]) for p in log_dir.iterdir() if p.name[:20].isdigit()) == 9
+    assert sorted(r[0] for r in rows(spark, "SELECT seq FROM bronze.old_events")) == [f"{n:016x}" for n in range(8)]
+    assert DeltaTable(str(location)).to_pyarrow_table().num_rows == 8
+    writer.write(Batch(events=[event(8)]))  # the engine goes on writing after the removal
+    assert rows(spark, "SELECT count(*) FROM bronze.old_events") == [(9,)]

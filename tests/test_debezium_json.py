@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from ingest.bronze.contract import BatchLimits, ResumeState
 from ingest.config import SourceSettings
-from ingest.connectors.base import BatchLimits, ResumeState
 from ingest.connectors.debezium_json import DebeziumJsonConnector
 from ingest.connectors.debezium_json.records import DecodedEvent, DecodedSchemaChange, Decoder, RecordError
 from ingest.connectors.debezium_json.sample import InventoryEvents, kcat_lines

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pymysql
@@ -24,8 +25,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ingest.bronze.contract import BatchLimits  # noqa: E402
 from ingest.config import EngineSettings, SourceSettings  # noqa: E402
-from ingest.connectors.base import BatchLimits  # noqa: E402
 
 pytestmark = pytest.mark.integration
 SOURCE = "maria"
@@ -39,9 +40,10 @@ def source_settings(params: dict, db: str, server_id: int, **extra) -> SourceSet
 
 
 def land(warehouse: Path, settings: SourceSettings, limits: BatchLimits, until_caught_up: bool = True,
-         journal: Path | None = None) -> int:
+         journal: Path | None = None, snapshot_table_hook: Callable[[str], None] | None = None) -> int:
     """Ingest into bronze; returns the number of events landed. `journal` gets one line per committed batch:
-    "snapshot" or "stream" (so the kill test knows where its kills landed)."""
+    "snapshot" or "stream" (so the kill test knows where its kills landed). `snapshot_table_hook` is called
+    before the snapshot reads each table (SourceConnector.snapshot_table_hook)."""
     from ingest.bronze.writer import BronzeWriter
     from ingest.connectors.mysql import MySqlConnector
     from ingest.engine import start_engine
@@ -51,6 +53,7 @@ def land(warehouse: Path, settings: SourceSettings, limits: BatchLimits, until_c
         writer = BronzeWriter(engine.spark, engine.settings, SOURCE)
         resume = writer.resume_state()
         connector = MySqlConnector(settings)
+        connector.snapshot_table_hook = snapshot_table_hook
         connector.validate()
         rows = engine.spark.sql(f"SELECT seq, event FROM bronze.{SOURCE}_schema_changes").collect()
         connector.restore_schema_history([(r["seq"], r["event"]) for r in rows])
@@ -145,7 +148,8 @@ def assert_bronze_equals_source(warehouse: Path, conn, db: str) -> int:
 def history_latest(warehouse: Path, db: str) -> dict[str, dict]:
     """The schema history built from bronze with the project's own code (what `lakecdc schema rebuild` runs:
     ingest.schema.store.read_schema_changes + ingest.schema.history.build_history): the latest version of
-    each table of `db` still existing (a DROP as latest version removes the table)."""
+    each table of `db` still existing (a DROP as latest version removes the table, and so does a later rename
+    of it: the new name's row names it as `previous_table_id`)."""
     from ingest.engine import start_engine
     from ingest.schema.history import build_history
     from ingest.schema.store import read_schema_changes
@@ -159,6 +163,7 @@ def history_latest(warehouse: Path, db: str) -> dict[str, dict]:
     rows, rejects, _ = build_history(records, "mariadb", source=SOURCE)
     assert not rejects, rejects
     latest: dict[str, dict] = {}
+    renamed_away: dict[str, tuple] = {}  # old table id -> when it was renamed
     for row in rows:
         tid = row["table_id"]
         if row["parse_status"] == "error" or not tid or row["database_name"] != db:
@@ -166,7 +171,11 @@ def history_latest(warehouse: Path, db: str) -> dict[str, dict]:
         order = (row["valid_from_seq"], row["statement_index"], row["version"])
         if tid not in latest or order > latest[tid]["_order"]:
             latest[tid] = {**row, "_order": order}
-    return {tid: row for tid, row in latest.items() if row["change_kind"] != "DROP"}
+        old = row["previous_table_id"]
+        if old and old != tid and order > renamed_away.get(old, ()):
+            renamed_away[old] = order
+    return {tid: row for tid, row in latest.items()
+            if row["change_kind"] != "DROP" and not renamed_away.get(tid, ()) > row["_order"]}
 
 
 def catalog_tables(conn, db: str) -> dict[str, dict]:
@@ -302,8 +311,22 @@ def test_concurrent_dml_and_ddl_then_bronze_replay_equals_source(mariadb_params,
     warehouse = tmp_path / "wh"
     settings = source_settings(mariadb_params, db, 310_001)
     work = Workload(mariadb_params, db, 400)
-    work.start()  # runs during the snapshot and the streaming
-    land(warehouse, settings, BatchLimits(max_events=500, max_seconds=1))
+
+    def during_snapshot(table_id: str) -> None:
+        # Table a has been read (the snapshot holds its metadata lock), b not yet. DML on both now is after the
+        # snapshot's position: streamed, whatever the machine's speed. The workload starts with an ALTER of a,
+        # which waits for the snapshot to end, so all its DDL comes after the snapshot (a RENAME racing the
+        # snapshot is test_table_renamed_or_dropped_during_the_snapshot).
+        if table_id == f"{db}.b":
+            with conn.cursor() as cur:
+                cur.execute(f"INSERT INTO {db}.a (id, v) VALUES (99000, 'during')")
+                cur.execute(f"UPDATE {db}.a SET v = 'snap' WHERE id <= 10")
+                cur.execute(f"DELETE FROM {db}.a WHERE id BETWEEN 11 AND 20")
+                cur.execute(f"INSERT INTO {db}.b VALUES (3, 'during')")
+            work.start()  # runs during the rest of the snapshot and the streaming
+
+    land(warehouse, settings, BatchLimits(max_events=500, max_seconds=1), snapshot_table_hook=during_snapshot)
+    assert work.ident is not None
     work.join(60)
     assert work.error is None, work.error
     land(warehouse, settings, BatchLimits(max_events=500, max_seconds=1))
@@ -320,6 +343,49 @@ def test_concurrent_dml_and_ddl_then_bronze_replay_equals_source(mariadb_params,
     catalog[f"{db}.b2"]["columns"].reverse()
     assert [p.split(":")[0].split(" ")[0] for p in history_vs_catalog(history, catalog)] == [
         f"{db}.a.v", f"{db}.b2", f"{db}.c.tag"]
+    conn.close()
+
+
+def test_table_renamed_or_dropped_during_the_snapshot(mariadb_params, tmp_path, caplog):
+    """A RENAME and a DROP land after the snapshot took its position but before it reads the tables: the renamed
+    table's rows are read under its new name (as of the snapshot) and the RENAME is streamed; the dropped table
+    is skipped with a warning and its DROP streamed. Bronze replays to the source, the schema history ends with
+    the new name."""
+    db = "mysqlconn_midsnap"
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    prepare(conn, db, 300)
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE TABLE {db}.c (id INT NOT NULL, v VARCHAR(20), PRIMARY KEY (id))")
+        cur.execute(f"INSERT INTO {db}.c VALUES (1, 'c1'), (2, 'c2')")
+        cur.execute(f"CREATE TABLE {db}.d (id INT NOT NULL, v VARCHAR(20), PRIMARY KEY (id))")
+        cur.execute(f"INSERT INTO {db}.d VALUES (1, 'd1')")
+    warehouse = tmp_path / "wh"
+    settings = source_settings(mariadb_params, db, 310_011)
+    seen: list[str] = []
+
+    def ddl_during_snapshot(table_id: str) -> None:
+        seen.append(table_id)
+        if table_id == f"{db}.b":  # a is read (and locked); b, c and d not yet
+            with conn.cursor() as cur:
+                cur.execute(f"INSERT INTO {db}.b VALUES (3, 'before rename')")
+                cur.execute(f"RENAME TABLE {db}.b TO {db}.b2")
+                cur.execute(f"INSERT INTO {db}.b2 VALUES (4, 'after rename')")
+                cur.execute(f"DROP TABLE {db}.c")
+                cur.execute(f"RENAME TABLE {db}.d TO {db}.d1, {db}.d1 TO {db}.d2")
+
+    with caplog.at_level("WARNING"):
+        land(warehouse, settings, BatchLimits(max_events=100, max_seconds=60), snapshot_table_hook=ddl_during_snapshot)
+    assert seen == [f"{db}.{t}" for t in ("a", "b", "c", "d")]
+    warnings = " ".join(r.getMessage() for r in caplog.records)
+    assert f"{db}.b was renamed to {db}.b2" in warnings and f"{db}.c was dropped" in warnings
+    assert f"{db}.d was renamed to {db}.d2" in warnings
+    events, _ = bronze(warehouse)
+    snapshot_rows = sorted((e["table_id"], e["key"]) for e in events if e["op"] == "r" and e["table_id"] != f"{db}.a")
+    assert snapshot_rows == [(f"{db}.b", '{"id":1}'), (f"{db}.b", '{"id":2}'), (f"{db}.d", '{"id":1}')]
+    assert_bronze_equals_source(warehouse, conn, db)
+    history = history_latest(warehouse, db)
+    assert set(history) == {f"{db}.a", f"{db}.b2", f"{db}.d2"}
+    assert history_vs_catalog(history, catalog_tables(conn, db)) == []
     conn.close()
 
 

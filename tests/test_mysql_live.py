@@ -12,8 +12,8 @@ import os
 import pymysql
 import pytest
 
+from ingest.bronze.contract import Batch, BatchLimits, ResumeState
 from ingest.config import SourceSettings
-from ingest.connectors.base import Batch, BatchLimits, ResumeState
 from ingest.connectors.mysql import MySqlConnector
 from ingest.errors import LakecdcError
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from ingest.connectors.base import BatchLimits
+from ingest.bronze.contract import BatchLimits
 from ingest.errors import LakecdcError
 from tests.test_mysql_e2e import (
     SOURCE,

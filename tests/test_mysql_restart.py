@@ -30,8 +30,8 @@ from pathlib import Path
 import pymysql
 import pytest
 
+from ingest.bronze.contract import BatchLimits
 from ingest.config import EngineSettings, SourceSettings
-from ingest.connectors.base import BatchLimits
 from ingest.connectors.mysql import MySqlConnector
 from tests.test_pg_helpers import free_port
 

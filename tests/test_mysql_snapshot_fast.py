@@ -15,8 +15,8 @@ import pyarrow as pa
 import pymysql
 import pytest
 
+from ingest.bronze.contract import BatchLimits, ResumeState
 from ingest.config import SourceSettings
-from ingest.connectors.base import BatchLimits, ResumeState
 from ingest.connectors.mysql import MySqlConnector, snapshot
 
 pytestmark = pytest.mark.integration

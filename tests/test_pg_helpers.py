@@ -19,8 +19,8 @@ from typing import Any
 import psycopg2
 import pytest
 
+from ingest.bronze.contract import Batch, BatchLimits, ResumeState
 from ingest.config import SourceSettings
-from ingest.connectors.base import Batch, BatchLimits, ResumeState
 from ingest.connectors.postgres import PostgresConnector
 
 pytestmark = pytest.mark.integration

@@ -22,8 +22,8 @@ from pathlib import Path
 import psycopg2
 import pytest
 
+from ingest.bronze.contract import BatchLimits
 from ingest.config import EngineSettings, SourceSettings
-from ingest.connectors.base import BatchLimits
 from ingest.connectors.postgres import PostgresConnector
 from tests.test_pg_helpers import PrivateServer, assert_same_rows, private_server, query
 

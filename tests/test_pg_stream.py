@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ingest.connectors.base import BatchLimits
+from ingest.bronze.contract import BatchLimits
 from tests.test_pg_helpers import (
     Collector,
     assert_same_rows,

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from ingest.bronze.contract import BatchLimits
 from ingest.bronze.status import source_status
 from ingest.config import load_config
-from ingest.connectors.base import BatchLimits
 from ingest.connectors.debezium_json import DebeziumJsonConnector
 from ingest.connectors.debezium_json.sample import kcat_lines
 from ingest.errors import ConfigError, LakecdcError

@@ -13,8 +13,10 @@ increasing in source commit order (see `encode_seq`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -165,3 +167,51 @@ class BronzeEventBlock:
         return [BronzeEvent(key_schema=None if row["key"] is None else self.key_schema,
                             value_schema=None if row["value"] is None else self.value_schema, **row)
                 for row in self.columns.to_pylist()]
+
+
+# ---------------------------------------------------------------- what connectors hand to the writer
+@dataclass(frozen=True)
+class BatchLimits:
+    """A micro-batch closes when it holds `max_events` events or is `max_seconds` old."""
+
+    max_events: int = 10_000
+    max_seconds: float = 5.0
+
+
+@dataclass(frozen=True)
+class ResumeState:
+    """Where to continue, read back from bronze: the highest committed seq and its connector position."""
+
+    last_seq: str | None = None
+    position: dict[str, Any] | None = None
+
+    @classmethod
+    def from_row(cls, seq: str | None, position_json: str | None) -> ResumeState:
+        return cls(last_seq=seq, position=json.loads(position_json) if position_json else None)
+
+
+@dataclass
+class Batch:
+    events: list[BronzeEvent] = field(default_factory=list)
+    schema_changes: list[BronzeSchemaChange] = field(default_factory=list)
+    rejects: list[BronzeReject] = field(default_factory=list)
+    caught_up: bool = False  # True when the source had nothing more to give at the time of this batch
+    ack: Any = None          # connector-specific token passed back to acknowledge()
+    blocks: list[BronzeEventBlock] = field(default_factory=list)  # more events, in columnar form
+
+    def __len__(self) -> int:
+        return self.event_count + len(self.schema_changes) + len(self.rejects)
+
+    @property
+    def event_count(self) -> int:
+        return len(self.events) + sum(len(b) for b in self.blocks)
+
+    def max_seq(self) -> str | None:
+        seqs = [e.seq for e in self.events] + [s for b in self.blocks if (s := b.max_seq()) is not None]
+        return max(seqs) if seqs else None
+
+    def all_events(self) -> list[BronzeEvent]:
+        """`events` and the rows of `blocks` as one list in seq order."""
+        if not self.blocks:
+            return list(self.events)
+        return sorted(self.events + [e for b in self.blocks for e in b.events()], key=lambda e: e.seq)

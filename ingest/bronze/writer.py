@@ -15,7 +15,10 @@ one once when it comes again (a multiset, so duplicated deliveries in the input 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
+import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
@@ -33,11 +36,12 @@ from ingest.bronze.contract import (
     REJECTS_COLUMNS,
     SCHEMA_CHANGES_COLUMNS,
     SCHEMAS_COLUMNS,
+    Batch,
+    ResumeState,
     ddl_columns,
     table_name,
 )
 from ingest.config import EngineSettings
-from ingest.connectors.base import Batch, ResumeState
 from ingest.errors import ConfigError
 from ingest.sqlutil import qualified, quote_ident, quote_literal
 
@@ -48,6 +52,22 @@ STAGING_DIR = "_staging"  # <warehouse>/_staging/<source>/: Parquet files handed
 _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ARROW_TYPES = {"STRING": pa.string(), "BIGINT": pa.int64(), "BINARY": pa.binary(),
                 "TIMESTAMP": pa.timestamp("us", tz="UTC")}
+
+# Delta table properties of every bronze table (docs/bronze.md, "The Delta log"). A continuous run commits
+# every few seconds, and each checkpoint holds one add action per data file: stats only on the columns
+# readers filter bronze by (batch_id, seq) and only in the checkpoint's struct form keep an add action
+# small; a checkpoint every 100 commits instead of 10; log files older than LOG_RETENTION are removed once a
+# newer checkpoint exists (remove_expired_log; Sail does not do it itself).
+LOG_RETENTION_DAYS = 7
+BRONZE_PROPERTIES: dict[str, str] = {
+    "delta.checkpointInterval": "100",
+    "delta.checkpoint.writeStatsAsJson": "false",
+    "delta.logRetentionDuration": f"interval {LOG_RETENTION_DAYS} days",
+}
+STATS_COLUMNS = {"events": "batch_id,seq", "schemas": "batch_id", "schema_changes": "batch_id,seq",
+                 "rejects": "batch_id,seq"}
+CLEANUP_EVERY = 100
+_VERSIONED_LOG_FILE = re.compile(r"^(\d{20})\.(json|crc|checkpoint\..*parquet)$")
 
 # kind -> (columns, partition column)
 TABLES: dict[str, tuple[tuple[tuple[str, str], ...], str | None]] = {
@@ -87,14 +107,73 @@ def arrow_schema(columns: Sequence[tuple[str, str]]) -> pa.Schema:
 
 
 def create_table_sql(settings: EngineSettings, name_sql: str, columns: Sequence[tuple[str, str]],
-                     location: Path, partition_by: str | None = None) -> str:
+                     location: Path, partition_by: str | None = None, properties: dict[str, str] | None = None
+                     ) -> str:
     """CREATE TABLE for a bronze table. The one engine difference: on Databricks tables are managed
     (Unity Catalog / metastore decides where); everywhere else they live at <warehouse>/bronze/<table>."""
     partition = f" PARTITIONED BY ({quote_ident(partition_by)})" if partition_by else ""
     sql = f"CREATE TABLE IF NOT EXISTS {name_sql} ({ddl_columns(columns)}) USING delta{partition}"
-    if settings.profile == "databricks":
-        return sql
-    return f"{sql} LOCATION {quote_literal(str(location))}"
+    if settings.profile != "databricks":
+        sql += f" LOCATION {quote_literal(str(location))}"
+    if properties:
+        sql += f" TBLPROPERTIES ({_properties_sql(properties)})"
+    return sql
+
+
+def _properties_sql(properties: dict[str, str]) -> str:
+    return ", ".join(f"{quote_literal(k)} = {quote_literal(v)}" for k, v in properties.items())
+
+
+def table_properties(kind: str) -> dict[str, str]:
+    return {**BRONZE_PROPERTIES, "delta.dataSkippingStatsColumns": STATS_COLUMNS[kind]}
+
+
+def delta_configuration(location: Path) -> dict[str, str] | None:
+    """The table properties in the newest metaData action of a local Delta table (None: no local log)."""
+    log_dir = location / "_delta_log"
+    if not log_dir.is_dir():
+        return None
+    found: dict[str, str] | None = None
+    checkpoint = max(log_dir.glob("*.checkpoint.parquet"), default=None)
+    start = -1
+    if checkpoint is not None:
+        start = int(checkpoint.name[:20])
+        table = pq.read_table(checkpoint, columns=["metaData"]).column("metaData")
+        for meta in table.to_pylist():
+            if meta:
+                found = dict(meta.get("configuration") or {})
+    for commit in sorted(log_dir.glob("*.json")):
+        if int(commit.name[:20]) <= start:
+            continue
+        for line in commit.read_text().splitlines():
+            if '"metaData"' in line:
+                found = dict(json.loads(line)["metaData"].get("configuration") or {})
+    return found
+
+
+def remove_expired_log(location: Path, retention_seconds: float, now: float | None = None) -> int:
+    """Delete the Delta log files of a local table that Delta's log retention lets go: every commit, checksum
+    and checkpoint of a version below the newest checkpoint that is itself older than the retention (that
+    checkpoint stays, so every version from it on can still be read). Returns the number of files removed."""
+    log_dir = location / "_delta_log"
+    if not log_dir.is_dir():
+        return 0
+    cutoff = (time.time() if now is None else now) - retention_seconds
+    files = []
+    for entry in os.scandir(log_dir):
+        match = _VERSIONED_LOG_FILE.match(entry.name)
+        if match:
+            files.append((int(match.group(1)), match.group(2), entry))
+    expired_checkpoints = [v for v, kind, e in files if kind.startswith("checkpoint") and e.stat().st_mtime <= cutoff]
+    if not expired_checkpoints:
+        return 0
+    keep_from = max(expired_checkpoints)
+    removed = 0
+    for version, _, entry in files:
+        if version < keep_from:
+            Path(entry.path).unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 class BronzeWriter:
@@ -107,6 +186,8 @@ class BronzeWriter:
         self.tables = {kind: qualified(settings.catalog, BRONZE_SCHEMA, table_name(source, kind)) for kind in TABLES}
         self._ensure_tables()
         self._load_state()
+        self._events_commits = 0  # commits of S_events by this writer (expired log files are removed every
+        # CLEANUP_EVERY of them, about once per checkpoint)
         if settings.profile == "local":
             self._remove_staged_leftovers()
 
@@ -123,8 +204,13 @@ class BronzeWriter:
     def _ensure_tables(self) -> None:
         self.spark.sql(f"CREATE SCHEMA IF NOT EXISTS {qualified(self.settings.catalog, BRONZE_SCHEMA)}")
         for kind, (columns, partition_by) in TABLES.items():
+            properties = table_properties(kind)
             self.spark.sql(create_table_sql(self.settings, self.tables[kind], columns, self.location(kind),
-                                            partition_by))
+                                            partition_by, properties))
+            current = delta_configuration(self.location(kind)) if self.settings.profile == "local" else None
+            if current is not None and any(current.get(k) != v for k, v in properties.items()):
+                # a table created before these properties existed (CREATE IF NOT EXISTS left it as it was)
+                self.spark.sql(f"ALTER TABLE {self.tables[kind]} SET TBLPROPERTIES ({_properties_sql(properties)})")
 
     def _scalar(self, sql: str) -> Any:
         rows = self.spark.sql(sql).collect()
@@ -298,5 +384,9 @@ class BronzeWriter:
                 parts.append(self._table("events", columns))
             self._write("events", parts[0] if len(parts) == 1 else pa.concat_tables(parts))
             self.last_events_batch = batch_id
+            self._events_commits += 1
+            if self.settings.profile == "local" and self._events_commits % CLEANUP_EVERY == 0:
+                for kind in TABLES:
+                    remove_expired_log(self.location(kind), LOG_RETENTION_DAYS * 86_400)
         self.next_batch_id = batch_id + 1
         return batch_id

@@ -15,61 +15,14 @@ The runner (ingest.runner) drives a connector like this::
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-from ingest.bronze.contract import BronzeEvent, BronzeEventBlock, BronzeReject, BronzeSchemaChange
 from ingest.config import SourceSettings
 
-
-@dataclass(frozen=True)
-class BatchLimits:
-    """A micro-batch closes when it holds `max_events` events or is `max_seconds` old."""
-
-    max_events: int = 10_000
-    max_seconds: float = 5.0
-
-
-@dataclass(frozen=True)
-class ResumeState:
-    """Where to continue, read back from bronze: the highest committed seq and its connector position."""
-
-    last_seq: str | None = None
-    position: dict[str, Any] | None = None
-
-    @classmethod
-    def from_row(cls, seq: str | None, position_json: str | None) -> ResumeState:
-        return cls(last_seq=seq, position=json.loads(position_json) if position_json else None)
-
-
-@dataclass
-class Batch:
-    events: list[BronzeEvent] = field(default_factory=list)
-    schema_changes: list[BronzeSchemaChange] = field(default_factory=list)
-    rejects: list[BronzeReject] = field(default_factory=list)
-    caught_up: bool = False  # True when the source had nothing more to give at the time of this batch
-    ack: Any = None          # connector-specific token passed back to acknowledge()
-    blocks: list[BronzeEventBlock] = field(default_factory=list)  # more events, in columnar form
-
-    def __len__(self) -> int:
-        return self.event_count + len(self.schema_changes) + len(self.rejects)
-
-    @property
-    def event_count(self) -> int:
-        return len(self.events) + sum(len(b) for b in self.blocks)
-
-    def max_seq(self) -> str | None:
-        seqs = [e.seq for e in self.events] + [s for b in self.blocks if (s := b.max_seq()) is not None]
-        return max(seqs) if seqs else None
-
-    def all_events(self) -> list[BronzeEvent]:
-        """`events` and the rows of `blocks` as one list in seq order."""
-        if not self.blocks:
-            return list(self.events)
-        return sorted(self.events + [e for b in self.blocks for e in b.events()], key=lambda e: e.seq)
+if TYPE_CHECKING:  # the batch types live in the bronze contract (ingest.bronze.contract)
+    from ingest.bronze.contract import Batch, BatchLimits, ResumeState
 
 
 class SourceConnector(ABC):
@@ -77,6 +30,9 @@ class SourceConnector(ABC):
     raise ingest.errors.ConfigError for unknown or invalid ones, before anything connects."""
 
     connector_name: str = ""
+    # Called with a table's id just before the snapshot starts reading its rows (tests run DDL there, to
+    # race a RENAME or DROP with the snapshot at a known point).
+    snapshot_table_hook: Callable[[str], None] | None = None
 
     def __init__(self, settings: SourceSettings) -> None:
         self.settings = settings

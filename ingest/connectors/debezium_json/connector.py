@@ -22,9 +22,9 @@ from typing import Any
 
 import orjson
 
-from ingest.bronze.contract import BronzeEvent, BronzeReject, BronzeSchemaChange
+from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject, BronzeSchemaChange, ResumeState
 from ingest.config import SourceSettings
-from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
+from ingest.connectors.base import SourceConnector
 from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
 from ingest.connectors.debezium_json.tail import Line, LineTail
 from ingest.errors import ConfigError, LakecdcError

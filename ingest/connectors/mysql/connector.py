@@ -20,9 +20,9 @@ from typing import Any
 import orjson
 import pymysql
 
-from ingest.bronze.contract import BronzeEvent, BronzeSchemaChange, encode_seq
+from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeSchemaChange, ResumeState, encode_seq
 from ingest.config import SourceSettings
-from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
+from ingest.connectors.base import SourceConnector
 from ingest.connectors.mysql import emit, server
 from ingest.connectors.mysql.codec import TableCodec, build_codec
 from ingest.connectors.mysql.config import MySqlConfig, parse_config

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -23,8 +24,7 @@ import orjson
 import pyarrow as pa
 import pymysql
 
-from ingest.bronze.contract import BronzeEvent, BronzeEventBlock
-from ingest.connectors.base import Batch, BatchLimits
+from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeEventBlock
 from ingest.connectors.mysql import server
 from ingest.connectors.mysql.emit import envelope_texts
 from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 ER_ACCESS_DENIED = (1045, 1227, 1044)
+ER_NO_SUCH_TABLE = 1146
 
 
 def list_tables(query: server.Query, databases: list[str]) -> list[tuple[str, str]]:
@@ -47,6 +48,51 @@ def list_tables(query: server.Query, databases: list[str]) -> list[tuple[str, st
     rows = query("SELECT TABLE_SCHEMA AS d, TABLE_NAME AS t FROM information_schema.TABLES "
                  f"WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA IN ({names}) ORDER BY TABLE_SCHEMA, TABLE_NAME")
     return [(r["d"], r["t"]) for r in rows]
+
+
+def innodb_table_ids(query: server.Query) -> dict[tuple[str, str], int]:
+    """(database, table) -> InnoDB table id, to find a table renamed while the snapshot runs. Empty when the
+    user may not read INNODB_SYS_TABLES (it needs PROCESS): a renamed table is then skipped like a dropped one."""
+    try:
+        rows = query("SELECT TABLE_ID AS i, NAME AS n FROM information_schema.INNODB_SYS_TABLES")
+    except pymysql.err.MySQLError:
+        return {}
+    out = {}
+    for row in rows:
+        db, sep, table = _innodb_name(str(row["n"])).partition("/")
+        if sep:
+            out[(db, table)] = int(row["i"])
+    return out
+
+
+def _innodb_name(name: str) -> str:
+    """InnoDB's 'db/table' with the file-name encoding of special characters (@XXXX) undone."""
+    return re.sub(r"@([0-9a-f]{4})", lambda m: chr(int(m.group(1), 16)), name)
+
+
+def claim_table(query: server.Query, db: str, table: str, ids: dict[tuple[str, str], int]) -> tuple[str, str] | None:
+    """Open `db.table` in the snapshot transaction: its metadata lock is then held until the snapshot ends, so a
+    RENAME or DROP of it waits. A table renamed since the snapshot began (tables are claimed one by one, when
+    their rows are read) is found again by its InnoDB table id and read under its new name: its rows as of the
+    snapshot, under the name the snapshot's schema has, so streaming then replays the RENAME as if it had come
+    after the snapshot. Returns the (database, table) to read, or None when the table is gone (dropped)."""
+    name = (db, table)
+    for _ in range(3):  # renamed again between the look-up and the claim: look again
+        try:
+            query(f"SELECT 1 FROM {quote_ident(name[0])}.{quote_ident(name[1])} LIMIT 0")
+            return name
+        except pymysql.err.ProgrammingError as exc:
+            if exc.args[0] != ER_NO_SUCH_TABLE:
+                raise
+        table_id = ids.get((db, table))
+        if table_id is None:
+            return None
+        rows = query(f"SELECT NAME AS n FROM information_schema.INNODB_SYS_TABLES WHERE TABLE_ID = {table_id:d}")
+        if not rows:
+            return None
+        current_db, _, current_table = _innodb_name(str(rows[0]["n"])).partition("/")
+        name = (current_db, current_table)
+    return None
 
 
 def show_create(query: server.Query, db: str, table: str) -> str:
@@ -106,6 +152,7 @@ class Snapshotter:
                     table_locks = True
             if not table_locks:
                 query("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            ids = innodb_table_ids(query) if self.data else {}  # while DDL still waits for the lock
             if resume is not None:
                 pos = server.BinlogPosition(resume["file"], int(resume["pos"]), resume.get("gtids") or "")
             else:
@@ -134,7 +181,7 @@ class Snapshotter:
             # Schema changes travel with the first rows: one commit, so a crash cannot land them twice.
             first = Batch(schema_changes=schema_changes)
             if self.data:
-                scan = self._scan(conn, pos, captured, resume, ordinal, limits, first)
+                scan = self._scan(conn, pos, captured, resume, ordinal, limits, first, ids)
                 yield from (produce_ahead(scan) if self.columnar else scan)
             elif schema_changes:
                 yield first
@@ -165,8 +212,9 @@ class Snapshotter:
 
     def _scan(self, conn: pymysql.connections.Connection, pos: server.BinlogPosition,
               captured: list[tuple[str, str]], resume: dict[str, Any] | None, ordinal: int,
-              limits: BatchLimits, batch: Batch) -> Iterator[Batch]:
+              limits: BatchLimits, batch: Batch, ids: dict[tuple[str, str], int]) -> Iterator[Batch]:
         c = self.connector
+        query = server.cursor_query(conn)
         done: list[str] = list((resume or {}).get("done", []))
         resume_table = (resume or {}).get("table")
         resume_key = (resume or {}).get("key")
@@ -181,16 +229,27 @@ class Snapshotter:
             tbl = c.tracker.table(db, table)
             if codec is None or tbl is None:
                 continue
+            if c.snapshot_table_hook is not None:
+                c.snapshot_table_hook(table_id)
+            relation = claim_table(query, db, table, ids)
+            if relation is None:
+                log.warning("%s: table %s was dropped during the snapshot: its rows are skipped (the DROP is read "
+                            "from the binlog)", c.source_name, table_id)
+                done = done + [table_id]
+                continue
+            if relation != (db, table):
+                log.warning("%s: table %s was renamed to %s.%s during the snapshot: its rows are read under the new "
+                            "name (the RENAME is read from the binlog)", c.source_name, table_id, *relation)
             all_columns = [col.name for col in tbl.columns]
             pk = list(tbl.primary_key)
             after_key = [key_param(v) for v in resume_key] if resume_table == table_id and resume_key else None
             select = (f"SELECT {', '.join(quote_ident(n) for n in all_columns)} "
-                      f"FROM {quote_ident(db)}.{quote_ident(table)}")
+                      f"FROM {quote_ident(relation[0])}.{quote_ident(relation[1])}")
             pk_index = [all_columns.index(k) for k in pk]
             captured_index = [all_columns.index(n) for n in codec.columns]
             seq_prefix = _seq(pos, 0)[:-8]
             # Tables with a primary key are read in columnar chunks (snapshot_block); without one, row by row.
-            reader = ChunkReader(conn, codec, tbl, c.options) if pk and self.columnar else None
+            reader = ChunkReader(conn, codec, tbl, c.options, relation) if pk and self.columnar else None
             position_head = self._position(pos, table=table_id)[:-1] + ',"key":['
             position_tail = ',"done":' + orjson.dumps(done).decode() + "}"
             limit = chunk_size

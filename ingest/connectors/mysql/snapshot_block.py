@@ -257,14 +257,18 @@ class Envelope:
 class ChunkReader:
     """Reads a table's primary-key chunks and turns them into the EVENT_BLOCK_COLUMNS of its events."""
 
-    def __init__(self, conn: pymysql.connections.Connection, codec: TableCodec, table: Any, options: TypeOptions):
+    def __init__(self, conn: pymysql.connections.Connection, codec: TableCodec, table: Any, options: TypeOptions,
+                 relation: tuple[str, str] | None = None):
+        """`relation`: the (database, table) to read when it is not the codec's (a table renamed while the
+        snapshot ran, read under its new name)."""
         self.conn = conn
         self.codec = codec
         self.pool: ThreadPoolExecutor | None = None
         columns = {col.name: col for col in table.columns}
         self.pk = list(table.primary_key)
         names = [n for n in (c.name for c in table.columns) if n in codec.columns or n in self.pk]
-        probed = probe(conn, codec.db, codec.table, names)
+        rel_db, rel_table = relation or (codec.db, codec.table)
+        probed = probe(conn, rel_db, rel_table, names)
         with conn.cursor() as cur:  # a chunk's text is then limited by max_allowed_packet only
             cur.execute("SET SESSION group_concat_max_len = 4294967295")
         self.plans: list[ColumnPlan] = []
@@ -285,7 +289,7 @@ class ChunkReader:
         self.int_key = kind in INT_TYPES and not (unsigned and kind in ("BIGINT", "INT8"))
         line = "CONCAT(" + ", ',', ".join(p.sql for p in self.plans) + ")"
         keys = ", ".join(f"{quote_ident(k)} AS k{i}" for i, k in enumerate(self.pk))
-        self.inner = f"SELECT {keys}, {line} AS l FROM {quote_ident(codec.db)}.{quote_ident(codec.table)}"
+        self.inner = f"SELECT {keys}, {line} AS l FROM {quote_ident(rel_db)}.{quote_ident(rel_table)}"
         self.order = ", ".join(quote_ident(k) for k in self.pk)
         self.csv_parse = pacsv.ParseOptions(delimiter=",", quote_char='"', double_quote=True, escape_char=False,
                                             newlines_in_values=True, ignore_empty_lines=False)

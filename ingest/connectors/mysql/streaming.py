@@ -31,8 +31,7 @@ from pymysqlreplication.event import (
 )
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from ingest.bronze.contract import BronzeEvent, BronzeReject
-from ingest.connectors.base import Batch, BatchLimits
+from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject
 from ingest.connectors.mysql import rowdecode, tablemap_cache
 from ingest.connectors.mysql.gtid import gtid_set
 from ingest.connectors.mysql.rowdecode import PlanCache

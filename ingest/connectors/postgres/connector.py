@@ -29,15 +29,24 @@ import psycopg2.sql
 import pyarrow as pa
 
 from ingest import __version__
-from ingest.bronze.contract import BronzeEvent, BronzeEventBlock, BronzeReject, BronzeSchemaChange, encode_seq
+from ingest.bronze.contract import (
+    Batch,
+    BatchLimits,
+    BronzeEvent,
+    BronzeEventBlock,
+    BronzeReject,
+    BronzeSchemaChange,
+    ResumeState,
+    encode_seq,
+)
 from ingest.config import SourceSettings
-from ingest.connectors.base import Batch, BatchLimits, ResumeState, SourceConnector
+from ingest.connectors.base import SourceConnector
 from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres import setup
 from ingest.connectors.postgres.catalog import Catalog, CatalogColumn, TableDef
 from ingest.connectors.postgres.columnar import SnapshotChunk, build_block
 from ingest.connectors.postgres.properties import PostgresProperties, parse_properties
-from ingest.connectors.postgres.snapshot import read_chunk
+from ingest.connectors.postgres.snapshot import claim_table, read_chunk
 from ingest.connectors.postgres.tables import CapturedTable, build_table
 from ingest.connectors.postgres.types import ConversionError
 from ingest.errors import LakecdcError
@@ -225,6 +234,16 @@ class PostgresConnector(SourceConnector):
                                             int(time.time() * 1000), None, slot_lsn)
                 if props.snapshot_mode == "no_data":
                     continue
+                if self.snapshot_table_hook is not None:
+                    self.snapshot_table_hook(full)
+                claimed = claim_table(reader, relid, schema, name)
+                if claimed is None:
+                    log.warning("table %s was dropped during the snapshot: its rows are skipped", full)
+                    continue
+                relation, renamed = claimed
+                if renamed:
+                    log.warning("table %s was renamed to %s during the snapshot: its rows are read under the new "
+                                "name", full, relation)
                 key_columns = table.definition.key_columns
                 key_index = [table.column_names.index(k) for k in key_columns]
                 marks.start_table(first=table_index == 0, last=table_index == last_index,
@@ -232,7 +251,7 @@ class PostgresConnector(SourceConnector):
                 while True:
                     # a chunk never overfills the batch: it reads at most the room left
                     limit = min(props.snapshot_fetch_size, max(1, limits.max_events - len(pending)))
-                    chunk = read_chunk(reader, table, after_key, limit, key_columns)
+                    chunk = read_chunk(reader, table, after_key, limit, key_columns, relation)
                     ts_ms = _now_ms()
                     block, rejects = build_block(table, chunk, SnapshotChunk(
                         slot_lsn, xmin, ts_ms, self._snapshot_tail(table, ts_ms, slot_lsn, xmin), counter + 1,

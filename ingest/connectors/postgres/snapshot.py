@@ -1,5 +1,7 @@
 """Snapshot reading: the slot's exported snapshot imported into a REPEATABLE READ transaction, every
-captured table read in primary-key chunks with COPY, resumable after the last committed key. COPY's CSV
+captured table read in primary-key chunks with COPY, resumable after the last committed key. Each table is locked
+(claim_table) when its turn comes, so a table dropped or renamed mid-snapshot is skipped or read under its
+new name instead of failing the snapshot. COPY's CSV
 form carries the same value texts as pgoutput sends, and Arrow's CSV reader parses it natively into one
 string column per table column (ingest.connectors.postgres.columnar converts those)."""
 
@@ -9,6 +11,8 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg2
+import psycopg2.errors
 import pyarrow as pa
 import pyarrow.csv as pacsv
 from psycopg2 import sql
@@ -16,13 +20,41 @@ from psycopg2 import sql
 from ingest.connectors.postgres.tables import CapturedTable
 
 
+def claim_table(conn: Any, relid: int, schema: str, table: str) -> tuple[str, bool] | None:
+    """Lock the table with OID `relid` in ACCESS SHARE mode in the snapshot's transaction, so that a DROP or
+    RENAME of it waits until the snapshot ends (reading a table takes that lock too, but only when its turn
+    comes: a table not read yet can be dropped or renamed under the snapshot). Returns the server's quoted,
+    schema-qualified name of the table to read and whether it differs from `schema`.`table` (its name in the
+    snapshot), or None when the table was dropped. The name comes from the live catalog, not from the
+    snapshot: a table renamed since the snapshot began is read under its new name, and its rows are those of
+    the snapshot, as if the RENAME had come after it."""
+    with conn.cursor() as cur:
+        for _ in range(3):  # renamed again between the look-up and the lock: look again
+            cur.execute("SELECT (pg_identify_object('pg_class'::regclass, %s, 0)).identity, "
+                        "quote_ident(%s) || '.' || quote_ident(%s)", (relid, schema, table))
+            name, snapshot_name = cur.fetchone()
+            if name is None:
+                return None  # no such relation any more
+            cur.execute("SAVEPOINT lakecdc_claim")  # a failed LOCK must not abort the snapshot's transaction
+            try:
+                cur.execute(f"LOCK TABLE {name} IN ACCESS SHARE MODE")  # the server's quoted name
+            except (psycopg2.errors.UndefinedTable, psycopg2.errors.InvalidSchemaName):
+                cur.execute("ROLLBACK TO SAVEPOINT lakecdc_claim")
+                continue
+            cur.execute("RELEASE SAVEPOINT lakecdc_claim")
+            return name, name != snapshot_name
+    return None
+
+
 def read_chunk(conn: Any, table: CapturedTable, after_key: Sequence[str | None] | None, limit: int,
-               key_columns: tuple[str, ...]) -> pa.Table:
+               key_columns: tuple[str, ...], relation: str | None = None) -> pa.Table:
     """Rows of `table` with key > after_key in key order, at most `limit` (tables without a key: all rows),
-    as one string column per table column (tuple order), NULL as null."""
+    as one string column per table column (tuple order), NULL as null. `relation`: the server's quoted name
+    to read from, when it is no longer the table's (claim_table)."""
     d = table.definition
     cols = sql.SQL(", ").join(sql.Identifier(c) for c in table.column_names)
-    query = sql.SQL("SELECT {} FROM {}").format(cols, sql.Identifier(d.schema, d.table))
+    source = sql.SQL(relation) if relation else sql.Identifier(d.schema, d.table)
+    query = sql.SQL("SELECT {} FROM {}").format(cols, source)
     params: list[Any] = []
     if key_columns:
         types = {c.name: c.type_expression for c in d.columns}
