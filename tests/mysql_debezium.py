@@ -21,8 +21,8 @@ from typing import Any
 
 import pymysql
 
+from ingest.bronze.contract import BatchLimits, ResumeState
 from ingest.config import SourceSettings
-from ingest.connectors.base import BatchLimits, ResumeState
 from ingest.connectors.mysql import MySqlConnector
 
 # table -> (column definitions after `id INT NOT NULL`, snapshot rows, streamed rows), SQL literals

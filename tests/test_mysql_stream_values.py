@@ -15,8 +15,8 @@ import os
 import pymysql
 import pytest
 
+from ingest.bronze.contract import BatchLimits, ResumeState
 from ingest.config import SourceSettings
-from ingest.connectors.base import BatchLimits, ResumeState
 from ingest.connectors.mysql import MySqlConnector
 from ingest.connectors.mysql.streaming import Streamer
 
