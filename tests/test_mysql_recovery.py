@@ -9,9 +9,9 @@ not lose the events emitted with a DDL (the truncate events of a TRUNCATE) when 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
-import dataclasses
 from pathlib import Path
 
 import pymysql
