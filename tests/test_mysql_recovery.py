@@ -3,10 +3,13 @@ history (S_schema_changes) lost records is repaired from the current catalog, an
 the stored position with the right table structures; the history rebuilt from bronze then matches
 information_schema. Debezium (seed 004, snapshot.mode): "restore a database schema history topic that is lost
 or corrupted. After a restart, the connector runs a snapshot that rebuilds the topic from the source tables"
--- valid only when no schema change was committed after the connector stopped."""
+-- valid only when no schema change was committed after the connector stopped.
+Also: a run killed between a batch's schema-change commit and its events commit (bronze/writer.py order) must
+not lose the events emitted with a DDL (the truncate events of a TRUNCATE) when it comes back."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -15,6 +18,7 @@ import pymysql
 import pytest
 
 from ingest.bronze.contract import BatchLimits
+from ingest.config import EngineSettings
 from ingest.errors import LakecdcError
 from tests.test_mysql_e2e import (
     SOURCE,
@@ -138,4 +142,68 @@ def test_recovery_rebuilds_a_corrupted_then_a_lost_schema_history(mariadb_params
     assert history_vs_catalog(history_latest(warehouse, DB), catalog_tables(conn, DB)) == []
     assert_bronze_equals_source(warehouse, conn, DB)
     run(conn, f"DROP DATABASE {DB}")
+    conn.close()
+
+
+def land_side_tables_of_first_ddl_batch(warehouse: Path, settings, limits: BatchLimits) -> list:
+    """The crash between the two commits of a batch: of the first streamed batch holding a schema change, only
+    the schema changes (and schemas) are committed, never its events. Returns that batch's events."""
+    from ingest.bronze.writer import BronzeWriter
+    from ingest.connectors.mysql import MySqlConnector
+    from ingest.engine import start_engine
+
+    engine = start_engine(EngineSettings(profile="local", warehouse=warehouse), reuse=False)
+    try:
+        writer = BronzeWriter(engine.spark, engine.settings, SOURCE)
+        connector = MySqlConnector(settings)
+        connector.validate()
+        connector.restore_schema_history(writer.schema_change_rows())
+        try:
+            for batch in connector.batches(writer.resume_state(), limits):
+                if batch.schema_changes:
+                    writer.write(dataclasses.replace(batch, events=[], blocks=[]))
+                    return batch.events
+                assert not batch.caught_up, "no batch with a schema change"
+        finally:
+            connector.close()
+    finally:
+        engine.stop()
+    raise AssertionError("the binlog ended without a schema change")
+
+
+def test_truncate_survives_a_kill_between_the_schema_change_and_the_events_commit(mariadb_params,
+                                                                                   tmp_path: Path) -> None:
+    db = "mysqlrec_trunc"
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    with conn.cursor() as cur:
+        for sql in (f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}",
+                    f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v INT)", f"INSERT INTO {db}.t VALUES (1, 1), (2, 2)"):
+            cur.execute(sql)
+    warehouse = tmp_path / "wh"
+    settings = source_settings(mariadb_params, db, 340_002, **{"skipped.operations": "none"})
+    limits = BatchLimits(max_events=100, max_seconds=0.5)
+    land(warehouse, settings, limits)  # snapshot, then caught up
+    _, snapshot_changes = bronze(warehouse)
+    with conn.cursor() as cur:
+        for sql in (f"ALTER TABLE {db}.t ADD COLUMN w INT NOT NULL DEFAULT 7", f"TRUNCATE TABLE {db}.t",
+                    f"INSERT INTO {db}.t VALUES (3, 3, 3)"):
+            cur.execute(sql)
+
+    lost = land_side_tables_of_first_ddl_batch(warehouse, settings, limits)
+    assert [e.op for e in lost if e.table_id == f"{db}.t"] == ["t", "c"]  # what the killed run had in hand
+    _, changes = bronze(warehouse)
+    ddl_seqs = {c["seq"] for c in changes} - {c["seq"] for c in snapshot_changes}
+    assert len(ddl_seqs) == 2  # the ALTER and the TRUNCATE: committed, their events not
+
+    land(warehouse, settings, limits)  # the restarted run
+    events, changes = bronze(warehouse)
+    # each schema change once, the truncate (after the TRUNCATE's schema change) and the insert once each
+    assert len(changes) == len({c["seq"] for c in changes}) and ddl_seqs <= {c["seq"] for c in changes}
+    streamed = sorted((e["seq"], e["op"]) for e in events if e["table_id"] == f"{db}.t" and e["op"] != "r")
+    assert [op for _, op in streamed] == ["t", "c"]
+    assert streamed[0][0] > max(ddl_seqs)
+    assert json.loads(next(e["value"] for e in events if e["op"] == "c"))["after"] == {"id": 3, "v": 3, "w": 3}
+    assert_bronze_equals_source(warehouse, conn, db)
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE {db}")
     conn.close()

@@ -219,7 +219,8 @@ class Streamer:
         seq = self._seq(end, 0)
         if not self._emit_ok(seq):
             return  # applied before a reconnect, or part of the restored history
-        # Already in bronze (committed in a batch after its last event): apply it again, do not land it twice.
+        # Its schema change already in bronze (committed in a batch after its last event, the run died before
+        # the batch's events commit): apply it again, do not land it twice, but still emit its truncate events.
         landed = seq in self.c.restored_seqs
         try:
             changes = c.tracker.apply(ddl, default_db)
@@ -234,10 +235,8 @@ class Streamer:
         databases = {key.split(".", 1)[0] for key in touched} or ({default_db} if default_db else set())
         captured = [db for db in databases if db and c.config.filters.database(db)]
         self.last_seq = seq
-        if landed:
-            return
         ts_ms = int(event.timestamp) * 1000
-        if captured and c.config.include_schema_changes:
+        if captured and c.config.include_schema_changes and not landed:
             db = captured[0] if default_db not in captured else default_db
             first_table = next((k.split(".", 1)[1] for k in touched if k.startswith(db + ".")), None)
             source = c.source(ts_ms=ts_ms, db=db, table=first_table, file=self.file, pos=start,
