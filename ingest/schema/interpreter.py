@@ -21,12 +21,14 @@ from ingest.schema.columns import (
     ColumnSpec,
     _read_type,
     charset_of_collation,
+    is_number,
     literal_value,
     parse_column,
     parse_key_columns,
     parse_position,
     read_expression,
 )
+from ingest.schema.defaults import convert_default
 from ingest.schema.model import (
     ALTER,
     CREATE,
@@ -41,6 +43,7 @@ from ingest.schema.model import (
     Table,
     TableId,
 )
+from ingest.schema.mysql_alter import MysqlAlter
 from ingest.schema.tokens import Cursor, DdlSyntaxError, Tok, split_statements, tokenize
 from ingest.schema.types import DIALECTS, TypeError_, resolve_type
 
@@ -254,6 +257,7 @@ class _Run:
         self.target: TableId | None = None
         self._parent_pk_names: set[str] = set()  # while an ALTER is replayed on a partition: ancestors' PK names
         self._replay_kind: str | None = None  # "partition" / "inherits" while replaying on a child table
+        self._dropped_sequences: set[str] = set()  # PostgreSQL: owned sequences dropped by this statement
 
     # ------------------------------------------------------------------ names
     def fold(self, name: str, quoted: bool) -> str:
@@ -419,6 +423,7 @@ class _Run:
             table.primary_key_name = None
             table.partition_of = partition_of
             table.inherits = []
+            table.owned_sequences = []
         elif cur.at_op("("):
             self._table_elements(table, specs)
         options = self._table_options()
@@ -600,9 +605,13 @@ class _Run:
                 table.primary_key_name = spec.constraint_name
 
     def _serial_default(self, table: Table, col: Column) -> None:
+        """A serial column's default: nextval of the sequence <table>_<column>_seq, owned by the table; names
+        are printed as PostgreSQL quotes them ('"t_Col_seq"')."""
         if col.default == "nextval" and self.dialect == "postgres":
-            schema = "" if table.id.schema in (None, "public") else f"{table.id.schema}."
-            col.default = f"nextval('{schema}{table.id.table}_{col.name}_seq'::regclass)"
+            schema = "" if table.id.schema in (None, "public") else f"{pg_quote_ident(table.id.schema)}."
+            sequence = f"{table.id.table}_{col.name}_seq"
+            col.default = f"nextval('{schema}{pg_quote_ident(sequence)}'::regclass)"
+            table.owned_sequences.append(sequence)
 
     def _fix_pk(self, table: Table) -> None:
         resolved = []
@@ -642,7 +651,10 @@ class _Run:
             raise DdlSyntaxError(f"table {tid} is not in the schema history")
         start = cur.i
         table = original.copy()
-        self._alter_clauses(table)
+        if self.mysql:
+            MysqlAlter(self, table).apply()
+        else:
+            self._alter_clauses(table)
         table.renumber()
         # PostgreSQL applies column changes of a partitioned table to its partitions too (unless ONLY)
         children: list[Table] = []
@@ -653,9 +665,27 @@ class _Run:
             changes.append(self._commit_alter(original.id, table))
         else:
             original.primary_key_name = table.primary_key_name  # RENAME CONSTRAINT: metadata, no new version
+            original.owned_sequences = table.owned_sequences
         for child in children:
             changes.append(self._commit_alter(child.id, child))
+        changes.extend(self._drop_sequence_dependents())
         return changes or [self.noop("ALTER TABLE without structural change")]
+
+    def _drop_sequence_dependents(self) -> list[Change]:
+        """PostgreSQL: a dropped table or serial column drops its owned sequences; with CASCADE the nextval
+        defaults other tables copied (LIKE ... INCLUDING DEFAULTS) go with them."""
+        dropped, self._dropped_sequences = self._dropped_sequences, set()
+        changes = []
+        for tid, other in list(self.state.tables.items()):
+            if not any(_sequence_of(c.default) in dropped for c in other.columns if c.has_default):
+                continue
+            table = other.copy()
+            for col in table.columns:
+                if col.has_default and _sequence_of(col.default) in dropped:
+                    _end_serial(col)
+                    col.has_default, col.default = False, None
+            changes.append(self._commit_alter(tid, table))
+        return changes
 
     def _partition_changes(self, parent: Table, start: int, seen: set[TableId] | None = None) -> list[Table]:
         """Re-run the ALTER clauses (from token `start`) on every partition of `parent`, recursively. The
@@ -714,6 +744,8 @@ class _Run:
         return [Change(kind=DATABASE, statement=self.text, database=name, detail="ALTER DATABASE")]
 
     def _alter_clauses(self, table: Table) -> None:
+        if self.dialect == "postgres":
+            return self._pg_alter_clauses(table)
         cur = self.cur
         while not cur.done():
             adding = cur.at("ADD")
@@ -729,6 +761,26 @@ class _Run:
                 break
             if self.dialect not in ("oracle",) and not cur.at_any(("ADD", "DROP", "MODIFY", "RENAME")):
                 raise cur.error("unexpected text after ALTER TABLE clause")
+
+    def _pg_alter_clauses(self, table: Table) -> None:
+        """PostgreSQL runs the subcommands of one ALTER TABLE in passes (tablecmds.c AlterTablePass): every DROP
+        (column, constraint, DEFAULT, NOT NULL, IDENTITY) first, then ALTER TYPE, ADD COLUMN, SET NOT NULL /
+        identity, primary keys, SET DEFAULT; written order within a pass. So `SET DEFAULT 1, DROP DEFAULT`
+        keeps the default and `SET NOT NULL, DROP NOT NULL` keeps NOT NULL."""
+        cur = self.cur
+        starts: list[tuple[int, int, int]] = []
+        while not cur.done():
+            starts.append((_pg_pass(cur), len(starts), cur.i))
+            cur.skip_to_comma()
+            if not cur.accept_op(",") and not cur.done():
+                raise cur.error("unexpected text after ALTER TABLE clause")
+        end = cur.i
+        for _, _, start in sorted(starts):
+            cur.i = start
+            self._alter_clause(table)
+            if not (cur.done() or cur.at_op(",")):
+                raise cur.error("unexpected text after ALTER TABLE clause")
+        cur.i = end
 
     def _tsql_add_continuation(self) -> bool:
         cur = self.cur
@@ -759,18 +811,6 @@ class _Run:
                 cur.expect_op(")")
             else:
                 self._modify(table, if_exists)
-        elif cur.at("CHANGE"):
-            cur.next()
-            cur.accept("COLUMN")
-            if_exists = cur.accept("IF", "EXISTS")
-            old = self.name()
-            spec = parse_column(cur, self.dialect)
-            spec.position = parse_position(cur)
-            if table.column(old) is None:
-                if if_exists:
-                    return
-                raise KeyError(old)
-            self._replace_column(table, old, spec)
         elif cur.at("RENAME"):
             cur.next()
             self._rename_clause(table)
@@ -783,19 +823,6 @@ class _Run:
             cur.accept("IF", "EXISTS")
             name = self.name()
             self._alter_column(table, name)
-        elif cur.accept("CONVERT", "TO"):
-            if not (cur.accept("CHARACTER", "SET") or cur.accept("CHARSET")):
-                raise cur.error("expected CHARACTER SET")
-            charset = cur.next().text.lower()
-            if cur.accept("COLLATE"):
-                cur.next()
-            if charset == "default":
-                charset = self.database_charset(table.id.database)
-            table.default_charset = charset
-            for col in table.columns:
-                if col.charset is not None:
-                    col.charset = charset
-                    col.collation = None
         elif cur.at_any(("DEFAULT", "CHARACTER", "CHARSET", "COLLATE")) and self.mysql:
             cur.accept("DEFAULT")
             if cur.accept("CHARACTER", "SET") or cur.accept("CHARSET"):
@@ -856,6 +883,8 @@ class _Run:
             cur.skip_to_comma()
             return
         if cur.at("PRIMARY", "KEY"):
+            if table.primary_key and self.dialect == "postgres" and self._replay_kind is None:
+                raise DdlSyntaxError(f"table {table.id} already has a primary key")
             cur.i += 2
             while not cur.at_op("("):
                 cur.next()
@@ -971,7 +1000,13 @@ class _Run:
                     continue
                 raise KeyError(name)
             table.columns.remove(col)
+            if self.dialect == "postgres" and col.name in table.primary_key:
+                table.primary_key, table.primary_key_name = [], None  # the key constraint goes with any column
             table.primary_key = [k for k in table.primary_key if k != col.name]
+            sequence = _sequence_of(col.default) if col.has_default else None
+            if sequence in table.owned_sequences:
+                table.owned_sequences.remove(sequence)
+                self._dropped_sequences.add(sequence)
 
     def _drop_pk(self, table: Table) -> None:
         """Oracle: columns that were NOT NULL only because of the key become nullable again (MySQL, PostgreSQL
@@ -993,28 +1028,9 @@ class _Run:
             if if_exists:
                 return
             raise KeyError(name)
-        if self.dialect == "oracle":
-            self._oracle_modify(table, name, spec)
-        else:
-            self._replace_column(table, name, spec)
-
-    def _replace_column(self, table: Table, old_name: str, spec: ColumnSpec) -> None:
-        """MySQL MODIFY / CHANGE: the new definition replaces the old one entirely."""
-        spec.name = self.fold(spec.name, spec.quoted)
-        old = table.column(old_name)
-        assert old is not None
-        index = table.columns.index(old)
-        if spec.name.lower() != old.name.lower() and table.column(spec.name) is not None:
-            raise DdlSyntaxError(f"column {spec.name} already exists")
-        col = spec.build(self.dialect, table.default_charset)
-        if old.name in table.primary_key:
-            col.nullable = False
-            table.primary_key = [col.name if k == old.name else k for k in table.primary_key]
-        table.columns.remove(old)
-        self._place(table, col, spec.position, index)
-        if spec.primary_key:
-            table.primary_key = [col.name]
-            self._fix_pk(table)
+        if self.dialect != "oracle":  # MySQL/MariaDB MODIFY: ingest.schema.mysql_alter
+            raise cur.error("MODIFY is MySQL/Oracle syntax")
+        self._oracle_modify(table, name, spec)
 
     def _oracle_modify(self, table: Table, name: str, spec: ColumnSpec) -> None:
         """Oracle MODIFY changes only what it names (type, default, NULL/NOT NULL)."""
@@ -1083,9 +1099,12 @@ class _Run:
             raise KeyError(name)
         if cur.accept("SET", "DEFAULT"):
             s, e = read_expression(cur)
+            _end_serial(col)  # a serial's nextval default replaced: a plain column now
             col.has_default = True
             col.default, col.default_is_literal = literal_value(cur, s, e)
+            convert_default(col, self.dialect, is_number(cur, s, e))
         elif cur.accept("DROP", "DEFAULT"):
+            _end_serial(col)
             col.has_default, col.default = False, None
         elif cur.accept("SET", "NOT", "NULL"):
             col.nullable = False
@@ -1101,7 +1120,10 @@ class _Run:
             col.nullable = False
             cur.skip_to_comma()
         elif cur.accept("DROP", "IDENTITY"):
-            col.auto_increment = False
+            identity = col.auto_increment and not (col.default or "").startswith("nextval(")
+            if not identity and not cur.accept("IF", "EXISTS"):
+                raise DdlSyntaxError(f"column {col.name} is not an identity column")
+            col.auto_increment = col.auto_increment and not identity  # IF EXISTS on a serial: nothing
             cur.skip_to_comma()
         elif cur.accept("DROP", "EXPRESSION"):  # PostgreSQL: a generated column becomes a plain one
             col.generation_expression, col.generated = None, False
@@ -1154,8 +1176,10 @@ class _Run:
         for tid in ids:
             table = self.lookup(tid)
             if table is not None:
-                changes.extend(self._commit_drop(p) for p in self._partitions(table.id) if p in self.state.tables)
-                changes.append(self._commit_drop(table.id))
+                for dropped in [*(p for p in self._partitions(table.id) if p in self.state.tables), table.id]:
+                    self._dropped_sequences.update(self.state.tables[dropped].owned_sequences)
+                    changes.append(self._commit_drop(dropped))
+        changes.extend(self._drop_sequence_dependents())
         return changes or [self.noop("DROP TABLE (no such table)")]
 
     def _partitions(self, parent: TableId) -> list[TableId]:
@@ -1299,3 +1323,58 @@ def _spec_from_column(col: Column, options: set[str]) -> ColumnSpec:
     spec = ColumnSpec(name=col.name, quoted=True, prebuilt=copied)
     spec.nullable = copied.nullable
     return spec
+
+
+_PG_SAFE_IDENT = re.compile(r"[a-z_][a-z0-9_]*")
+_NEXTVAL = re.compile(r"nextval\('((?:[^']|'')*)'")
+
+
+def pg_quote_ident(name: str) -> str:
+    """An identifier as PostgreSQL prints it: quoted unless lower-case letters, digits and underscores."""
+    return name if _PG_SAFE_IDENT.fullmatch(name) else '"' + name.replace('"', '""') + '"'
+
+
+def _sequence_of(default: str | None) -> str | None:
+    """The unqualified sequence name of a nextval('...'::regclass) default."""
+    m = _NEXTVAL.match(default or "")
+    if not m:
+        return None
+    name = m.group(1).replace("''", "'")
+    parts = re.findall(r'"((?:[^"]|"")*)"|([^".]+)', name)
+    quoted, plain = parts[-1] if parts else ("", name)
+    return quoted.replace('""', '"') if quoted else plain
+
+
+def _end_serial(col: Column) -> None:
+    """A serial column whose nextval default is replaced or dropped: a plain integer column."""
+    if col.auto_increment and (col.default or "").startswith("nextval("):
+        col.auto_increment = False
+        col.type_name = {"serial": "int4", "bigserial": "int8", "smallserial": "int2"}.get(col.type_name,
+                                                                                           col.type_name)
+        col.type_expression = col.type_name
+
+
+def _pg_pass(cur: Cursor) -> int:
+    """The AlterTablePass of the PostgreSQL subcommand at the cursor (lower runs first)."""
+    words = [(cur.peek(k).upper if cur.peek(k) is not None else "") for k in range(7)]
+    if words[0] == "DROP":
+        return 0
+    if words[0] == "ALTER":
+        action = words[3:] if words[1] == "COLUMN" else words[2:]
+        if action[0] == "DROP":
+            return 0
+        if action[0] == "TYPE" or action[:3] == ["SET", "DATA", "TYPE"]:
+            return 1
+        if action[:2] == ["SET", "DEFAULT"]:
+            return 9
+        if action[:2] == ["SET", "NOT"] or action[0] == "ADD" or action[:2] == ["SET", "GENERATED"]:
+            return 6
+        return 10
+    if words[0] == "ADD":
+        rest = words[3:] if words[1] == "CONSTRAINT" else words[1:]
+        if rest[:2] == ["PRIMARY", "KEY"] or rest[0] == "UNIQUE":
+            return 7
+        if rest[0] in ("CHECK", "FOREIGN", "EXCLUDE"):
+            return 9
+        return 4
+    return 10

@@ -1,0 +1,185 @@
+"""Literal defaults as the server stores them: MariaDB and PostgreSQL convert a DEFAULT literal to the column's
+type when the column is defined (`SET DEFAULT 1` on YEAR is 2001, on TIME(2) '00:00:01.00'; PostgreSQL prints
+'08-00-2B-01-02-03' as macaddr '08:00:2b:01:02:03'). `convert_default(column, dialect, number)` rewrites
+`column.default` in place; `number` says the literal was written as a number (MariaDB's YEAR and TIME read
+numbers and strings differently). A value the conversion does not understand is left as written (the server
+either refuses it or stores it unchanged)."""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from ingest.schema.model import Column
+
+_NOW = re.compile(r"(?i)(current_timestamp|now|localtime|localtimestamp)\s*(\(\s*(\d*)\s*\))?")
+
+
+def convert_default(col: Column, dialect: str, number: bool = False) -> None:
+    if not col.has_default or col.default is None:
+        return
+    if dialect in ("mysql", "mariadb"):
+        _mysql(col, number)
+    elif dialect == "postgres":
+        value = _postgres_literal(col.source_type, col.default) if col.default_is_literal else \
+            postgres_bit_literal(col.source_type, col.default)
+        if value is not None:
+            col.default, col.default_is_literal = value
+
+
+def _fsp(source_type: str) -> int:
+    m = re.search(r"\((\d+)\)", source_type)
+    return int(m.group(1)) if m else 0
+
+
+# ------------------------------------------------------------------------------------------------ MariaDB
+
+
+def _mysql(col: Column, number: bool) -> None:
+    base = col.source_type.split("(")[0].split()[0].lower()
+    text = col.default or ""
+    if not col.default_is_literal:
+        now = _NOW.fullmatch(text.strip())
+        if base in ("datetime", "timestamp") and now:
+            # DATETIME(3) DEFAULT CURRENT_TIMESTAMP: current_timestamp(3); a written precision 0 is not shown
+            fsp = int(now.group(3)) if now.group(3) else _fsp(col.source_type)
+            col.default = f"current_timestamp({fsp})" if fsp else "current_timestamp()"
+        return
+    try:
+        if base in ("tinyint", "smallint", "mediumint", "int", "bigint"):
+            col.default = str(Decimal(text.strip()).quantize(Decimal(1), ROUND_HALF_UP))
+        elif base == "decimal":
+            scale = col.scale or 0
+            col.default = str(Decimal(text.strip()).quantize(Decimal(1).scaleb(-scale), ROUND_HALF_UP))
+        elif base == "year":
+            col.default = _mysql_year(text.strip(), number)
+        elif base == "time":
+            col.default = _mysql_time(text.strip(), number, _fsp(col.source_type))
+        elif base in ("date", "datetime", "timestamp"):
+            col.default = _mysql_datetime(text.strip(), _fsp(col.source_type), base == "date")
+        elif base == "bit" and number:
+            col.default, col.default_is_literal = f"b'{int(Decimal(text)):b}'", False
+    except (InvalidOperation, ValueError):
+        pass
+
+
+def _mysql_year(text: str, number: bool) -> str:
+    value = int(Decimal(text))
+    if value == 0 and number:
+        return "0000"
+    if 0 <= value < 70 and (len(text) <= 2 or not number):
+        return str(2000 + value)
+    if 70 <= value < 100:
+        return str(1900 + value)
+    return str(value)
+
+
+def _mysql_time(text: str, number: bool, fsp: int) -> str:
+    sign = ""
+    if text.startswith("-"):
+        sign, text = "-", text[1:]
+    frac = ""
+    if ":" in text:
+        main, _, frac = text.partition(".")
+        parts = [int(p) for p in main.split(":")] + [0]
+        h, m, s = parts[0], parts[1], parts[2] if len(parts) > 3 else 0
+    else:
+        main, _, frac = text.partition(".")
+        digits = int(main or "0")
+        if len(main) > 6:  # YYYYMMDD[HHMMSS]: a datetime; its time part
+            digits = digits % 1000000 if len(main) > 8 else 0
+        h, m, s = digits // 10000, digits // 100 % 100, digits % 100
+        if m > 59 or s > 59:
+            raise ValueError(text)
+    del number
+    out = f"{sign}{h:02d}:{m:02d}:{s:02d}"
+    if fsp:
+        out += "." + (frac + "0" * fsp)[:fsp]
+    return out
+
+
+_MY_DATETIME = re.compile(r"(\d{1,4})[^\d\s](\d{1,2})[^\d\s](\d{1,2})"
+                          r"(?:[ T](\d{1,2})[^\d\s](\d{1,2})[^\d\s](\d{1,2})(?:\.(\d+))?)?")
+
+
+def _mysql_datetime(text: str, fsp: int, date_only: bool) -> str:
+    """MariaDB reads 'Y-M-D[ h:m:s[.f]]' with any punctuation as delimiter, YYYYMMDD[hhmmss] as digits; a
+    two-digit year 00-69 is 20xx, 70-99 19xx. A DATE keeps the date part."""
+    if re.fullmatch(r"\d{8}|\d{14}", text):
+        text = f"{text[:4]}-{text[4:6]}-{text[6:8]}" + (f" {text[8:10]}:{text[10:12]}:{text[12:]}" if len(text) > 8
+                                                         else "")
+    m = _MY_DATETIME.fullmatch(text)
+    if not m:
+        return text
+    y, mo, d, h, mi, s, frac = m.groups()
+    year = int(y) + (2000 if int(y) < 70 else 1900) if len(y) == 2 else int(y)
+    out = f"{year:04d}-{int(mo):02d}-{int(d):02d}"
+    if date_only:
+        return out
+    out += f" {int(h or 0):02d}:{int(mi or 0):02d}:{int(s or 0):02d}"
+    if fsp:
+        out += "." + ((frac or "") + "0" * fsp)[:fsp]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ PostgreSQL
+
+_TRUE = ("t", "true", "y", "yes", "on", "1")
+_FALSE = ("f", "false", "n", "no", "off", "0")
+
+
+def _postgres_literal(source_type: str, text: str) -> tuple[str, bool] | None:
+    """(value, is_literal) as pg_get_expr prints the constant, or None to keep the value."""
+    if source_type.endswith("]"):
+        return None
+    value = text.strip()
+    lowered = value.lower()
+    if source_type == "boolean":
+        if lowered in _TRUE or (len(lowered) > 1 and "true".startswith(lowered)) or lowered == "ye":
+            return "true", False
+        if lowered in _FALSE or (len(lowered) > 1 and "false".startswith(lowered)):
+            return "false", False
+        return None
+    if source_type in ("macaddr", "macaddr8"):
+        digits = re.sub(r"[^0-9a-f]", "", lowered)
+        if len(digits) == 12 and source_type == "macaddr8":
+            digits = digits[:6] + "fffe" + digits[6:]
+        if len(digits) not in (12, 16):
+            return None
+        return ":".join(digits[i:i + 2] for i in range(0, len(digits), 2)), True
+    if source_type == "uuid":
+        digits = re.sub(r"[^0-9a-f]", "", lowered)
+        if len(digits) != 32:
+            return None
+        return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}", True
+    if source_type == "date":
+        m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", value)
+        return (f"{m.group(1)}-{int(m.group(2)):02d}-{int(m.group(3)):02d}", True) if m else None
+    if source_type == "cidr" and "/" not in value:  # a network without a mask: the full address width
+        return value + ("/128" if ":" in value else "/32"), True
+    if source_type == "bytea" and not value.startswith("\\x"):
+        return "\\x" + value.encode().hex(), True
+    if source_type.startswith("time") and "with time zone" not in source_type and \
+            not source_type.startswith("timestamp"):
+        m = re.fullmatch(r"(\d{1,2}):(\d{1,2})(?::(\d{1,2}))?(\.\d+)?", value)
+        if m:
+            return f"{int(m.group(1)):02d}:{int(m.group(2)):02d}:{int(m.group(3) or 0):02d}{m.group(4) or ''}", True
+        return None
+    if source_type.startswith("timestamp") and "with time zone" not in source_type:
+        m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2}))?(\.\d+)?)?", value)
+        if m:
+            y, mo, d, h, mi, s, frac = m.groups()
+            return f"{y}-{int(mo):02d}-{int(d):02d} {int(h or 0):02d}:{int(mi or 0):02d}:{int(s or 0):02d}" \
+                   f"{frac or ''}", True
+        return None
+    return None
+
+
+def postgres_bit_literal(source_type: str, text: str) -> tuple[str, bool] | None:
+    """B'101' / X'1F' on a bit / bit varying column: the bits as a string literal."""
+    m = re.fullmatch(r"(?i)([bx])'([0-9a-f]*)'", text.strip())
+    if not m or not source_type.startswith("bit"):
+        return None
+    if m.group(1).lower() == "b":
+        return m.group(2), True
+    return "".join(f"{int(ch, 16):04b}" for ch in m.group(2)), True
