@@ -41,6 +41,8 @@ MARIADB_CASES = [
      "ALTER TABLE t ADD b date DEFAULT 20200102, ADD c smallint DEFAULT 1.5, ADD d decimal(5,1) DEFAULT '2.25'",
      [("a", "int(11)", True, None, False), ("b", "date", True, "2020-01-02", False),
       ("c", "smallint(6)", True, "2", False), ("d", "decimal(5,1)", True, "2.3", False)], []),
+    ("blob-key-with-prefix", [], "CREATE TABLE t (a int, b text, PRIMARY KEY (b(10)))",
+     [("a", "int(11)", True, None, False), ("b", "text", False, None, False)], ["b"]),
     ("convert-to-widens-text", ["CREATE TABLE t (a tinytext, b char(4) CHARACTER SET latin1) CHARSET=latin1"],
      "ALTER TABLE t CONVERT TO CHARACTER SET utf8mb4",
      [("a", "text", True, None, False), ("b", "char(4)", True, None, False)], []),
@@ -51,6 +53,9 @@ MARIADB_REFUSED = [
     ("second-primary-key", ["CREATE TABLE t (a int PRIMARY KEY, b int)"], "ALTER TABLE t ADD PRIMARY KEY (b)"),
     ("blob-key-without-length", ["CREATE TABLE t (a int, b blob)"], "ALTER TABLE t ADD PRIMARY KEY (b)"),
     ("duplicate-column", ["CREATE TABLE t (a int)"], "ALTER TABLE t ADD a bigint"),
+    ("modify-twice", ["CREATE TABLE t (a int)"], "ALTER TABLE t MODIFY a bigint, MODIFY a int"),
+    ("create-blob-key", ["CREATE TABLE t (a int)"], "CREATE TABLE u (a int, b text, PRIMARY KEY (b))"),
+    ("create-two-keys", ["CREATE TABLE t (a int)"], "CREATE TABLE u (a int PRIMARY KEY, b int, PRIMARY KEY (b))"),
 ]
 POSTGRES_CASES = [
     ("drop-column-of-composite-pk-drops-key", ["CREATE TABLE t (a int, b int, c int, PRIMARY KEY (a, b))"],
@@ -87,6 +92,7 @@ POSTGRES_CASES = [
 POSTGRES_REFUSED = [
     ("second-primary-key", ["CREATE TABLE t (a int PRIMARY KEY, b int)"], "ALTER TABLE t ADD PRIMARY KEY (b)"),
     ("unknown-column", ["CREATE TABLE t (a int)"], "ALTER TABLE t ALTER zz SET NOT NULL"),
+    ("create-two-keys", ["CREATE TABLE t (a int)"], "CREATE TABLE u (a int PRIMARY KEY, b int, PRIMARY KEY (b))"),
     ("drop-identity-of-plain-column", ["CREATE TABLE t (a int NOT NULL)"], "ALTER TABLE t ALTER a DROP IDENTITY"),
 ]
 

@@ -521,20 +521,36 @@ def parse_position(cur: Cursor) -> tuple[str, str | None] | None:
 
 def parse_key_columns(cur: Cursor, fold) -> list[str]:
     """`(a, b(10) DESC, ...)` -> [a, b], names folded by `fold(name, quoted)`."""
+    return [name for name, _ in parse_key_parts(cur, fold)]
+
+
+def parse_key_parts(cur: Cursor, fold) -> list[tuple[str, bool]]:
+    """`(a, b(10) DESC, ...)` -> [(a, False), (b, True)]: each column and whether it has a prefix length."""
     start, end = cur.skip_group()
-    names: list[str] = []
+    parts: list[tuple[str, bool]] = []
     depth = 0
     expect_name = True
     for tok in cur.toks[start:end]:
         if tok.kind == "op" and tok.text == "(":
+            if depth == 0 and parts and not expect_name:
+                parts[-1] = (parts[-1][0], True)
             depth += 1
         elif tok.kind == "op" and tok.text == ")":
             depth -= 1
         elif tok.kind == "op" and tok.text == "," and depth == 0:
             expect_name = True
         elif expect_name and depth == 0 and tok.kind in ("word", "ident", "string"):
-            names.append(fold(tok.text, tok.kind != "word"))
+            parts.append((fold(tok.text, tok.kind != "word"), False))
             expect_name = False
-    if not names:
+    if not parts:
         raise DdlSyntaxError("empty key column list")
-    return names
+    return parts
+
+
+# MySQL/MariaDB types that need a prefix length in a key (BLOB/TEXT family; JSON is LONGTEXT)
+PREFIX_ONLY_TYPES = ("tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob", "longblob")
+
+
+def check_mysql_key_part(col: Column, prefix: bool) -> None:
+    if not prefix and col.source_type.split("(")[0] in PREFIX_ONLY_TYPES:
+        raise DdlSyntaxError(f"BLOB/TEXT column {col.name} used in a key without a key length")

@@ -56,9 +56,10 @@ def _mysql(col: Column, number: bool) -> None:
         elif base == "time":
             col.default = _mysql_time(text.strip(), number, _fsp(col.source_type))
         elif base in ("date", "datetime", "timestamp"):
-            col.default = _mysql_datetime(text.strip(), _fsp(col.source_type), base == "date")
+            col.default = _mysql_datetime(text.strip(), _fsp(col.source_type), base == "date", number)
         elif base == "bit" and number:
-            col.default, col.default_is_literal = f"b'{int(Decimal(text)):b}'", False
+            bits = int(Decimal(text).quantize(Decimal(1), ROUND_HALF_UP))
+            col.default, col.default_is_literal = f"b'{bits:b}'", False
     except (InvalidOperation, ValueError):
         pass
 
@@ -102,9 +103,11 @@ _MY_DATETIME = re.compile(r"(\d{1,4})[^\d\s](\d{1,2})[^\d\s](\d{1,2})"
                           r"(?:[ T](\d{1,2})[^\d\s](\d{1,2})[^\d\s](\d{1,2})(?:\.(\d+))?)?")
 
 
-def _mysql_datetime(text: str, fsp: int, date_only: bool) -> str:
+def _mysql_datetime(text: str, fsp: int, date_only: bool, number: bool) -> str:
     """MariaDB reads 'Y-M-D[ h:m:s[.f]]' with any punctuation as delimiter, YYYYMMDD[hhmmss] as digits; a
     two-digit year 00-69 is 20xx, 70-99 19xx. A DATE keeps the date part."""
+    if number and text == "0":  # the zero date
+        text = "0000-00-00 00:00:00"
     if re.fullmatch(r"\d{8}|\d{14}", text):
         text = f"{text[:4]}-{text[4:6]}-{text[6:8]}" + (f" {text[8:10]}:{text[10:12]}:{text[12:]}" if len(text) > 8
                                                          else "")

@@ -231,3 +231,9 @@ class Change:
         if not self.structural or self.table is None:
             return None
         return self.table.to_table_change(self.kind, self.previous_id)
+
+
+@dataclass
+class DatabaseInfo:
+    name: str
+    charset: str | None = None

@@ -3,8 +3,9 @@ the server builds the new definition (sql_table.cc, mysql_prepare_alter_table), 
 
 1. the old columns in their order: dropped ones leave, a CHANGE/MODIFY without FIRST/AFTER replaces its column in
    place, ALTER COLUMN SET/DROP DEFAULT and RENAME COLUMN apply to the (new) definition;
-2. then, in written order, the added columns, the CHANGE/MODIFY clauses with FIRST/AFTER, and a MODIFY of a
-   column added by this statement (which takes its new place: the end unless FIRST/AFTER is written);
+2. then, in written order, the added columns, the CHANGE/MODIFY clauses with FIRST/AFTER (moved from their old
+   place, where an earlier AFTER may have referred to them), and a MODIFY of a column added by this statement
+   (which takes its new place: the end unless FIRST/AFTER is written);
 3. the primary key: the old one (its columns renamed, dropped ones removed) unless DROP PRIMARY KEY, then
    ADD PRIMARY KEY (a second key without dropping the first is an error); key columns become NOT NULL.
 
@@ -21,9 +22,11 @@ from typing import TYPE_CHECKING
 
 from ingest.schema.columns import (
     ColumnSpec,
+    check_mysql_key_part,
     is_number,
     literal_value,
     parse_column,
+    parse_key_parts,
     parse_position,
     read_expression,
     widen_text,
@@ -35,8 +38,6 @@ from ingest.schema.tokens import Cursor, DdlSyntaxError
 if TYPE_CHECKING:
     from ingest.schema.interpreter import _Run
 
-# MariaDB types that need a prefix length in a key (BLOB/TEXT family, JSON is LONGTEXT)
-_PREFIX_ONLY = ("tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob", "longblob")
 
 
 @dataclass
@@ -185,25 +186,7 @@ class MysqlAlter:
         self.plan.ops.append(op)
 
     def _key_parts(self) -> list[tuple[str, bool]]:
-        """`(a, b(10) DESC)` -> [(a, False), (b, True)]."""
-        cur = self.cur
-        start, end = cur.skip_group()
-        parts: list[tuple[str, bool]] = []
-        depth = 0
-        for k in range(start, end):
-            tok = cur.toks[k]
-            if tok.kind == "op" and tok.text == "(":
-                if depth == 0 and parts:
-                    parts[-1] = (parts[-1][0], True)
-                depth += 1
-            elif tok.kind == "op" and tok.text == ")":
-                depth -= 1
-            elif depth == 0 and tok.kind in ("word", "ident", "string") and (
-                    k == start or (cur.toks[k - 1].kind == "op" and cur.toks[k - 1].text == ",")):
-                parts.append((self.run.fold(tok.text, tok.kind != "word"), False))
-        if not parts:
-            raise DdlSyntaxError("empty key column list")
-        return parts
+        return parse_key_parts(self.cur, self.run.fold)
 
     # ------------------------------------------------------------------ build
     def _build(self) -> None:
@@ -219,7 +202,7 @@ class MysqlAlter:
         in_place: dict[str, _Change] = {}
         for op in plan.ops:
             if op.old is not None and op.old.lower() in old_cols:
-                if op.old.lower() in dropped:
+                if op.old.lower() in dropped or op.old.lower() in in_place:  # dropped / changed twice
                     raise KeyError(op.old)
                 in_place[op.old.lower()] = op
         new_cols: list[Column] = []
@@ -229,13 +212,11 @@ class MysqlAlter:
             if key in dropped:
                 continue
             op = in_place.get(key)
-            if op is not None:
+            if op is not None:  # in its old place; one with FIRST/AFTER moves there in step 2
                 new = op.column = self._column(op.spec)
-                if op.spec.position is None:
-                    new_cols.append(new)
             else:
                 new = copy.deepcopy(col)
-                new_cols.append(new)
+            new_cols.append(new)
             renamed[key] = new
         for old, new_name in plan.renames:
             col = renamed.get(old.lower())
@@ -299,8 +280,7 @@ class MysqlAlter:
                 col = _find(new_cols, name)
                 if col is None:
                     raise KeyError(name)
-                if not prefix and col.source_type.split("(")[0] in _PREFIX_ONLY:
-                    raise DdlSyntaxError(f"BLOB/TEXT column {col.name} used in a key without a key length")
+                check_mysql_key_part(col, prefix)
                 pk.append(col.name)
         for name in pk:
             col = _find(new_cols, name)
