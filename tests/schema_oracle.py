@@ -183,6 +183,21 @@ class MariaOracle:
         for tid, table in fresh.tables.items():  # keep version counters increasing
             table.version = state._versions.get(tid, 0)
         fresh._versions = dict(state._versions)
+        # SHOW CREATE TABLE does not always re-create the table it shows (a DATETIME(6) column's default set by
+        # ALTER ... SET DEFAULT now() prints as current_timestamp(), which a definition reads as precision 6):
+        # take such defaults from the server
+        server, parsed = self.server_tables(), self.parsed_tables(fresh)
+        self.cur.execute("SELECT TABLE_NAME, COLUMN_NAME, COLUMN_DEFAULT FROM information_schema.COLUMNS "
+                         "WHERE TABLE_SCHEMA = %s", (self.db,))
+        raw = {(t, c): d for t, c, d in self.cur.fetchall()}
+        for tid, table in fresh.tables.items():
+            if tid.database != self.db or server.get(tid.table) == parsed.get(tid.table):
+                continue
+            for col, mine, theirs in zip(table.columns, parsed[tid.table][0], server.get(tid.table, ([],))[0],
+                                         strict=False):
+                if mine[3] != theirs[3] and raw.get((tid.table, col.name)) not in (None, "NULL"):
+                    col.has_default, col.default = True, raw[(tid.table, col.name)]
+                    col.default_is_literal = False
         return fresh
 
 
@@ -318,10 +333,11 @@ class PgOracle:
                 col.generation_expression = default if generated else None
             state.tables[tid].primary_key = list(pk)
             state.tables[tid].renumber()
-            cur.execute("SELECT s.relname FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S' "
-                        "JOIN pg_class t ON t.oid = d.refobjid JOIN pg_namespace n ON n.oid = t.relnamespace "
-                        "WHERE d.deptype = 'a' AND n.nspname = %s AND t.relname = %s", (schema, table))
-            state.tables[tid].owned_sequences = [name for (name,) in cur.fetchall()]  # serial columns
+            cur.execute("SELECT s.relname, a.attname FROM pg_depend d JOIN pg_class s ON s.oid = d.objid "
+                        "AND s.relkind = 'S' JOIN pg_class t ON t.oid = d.refobjid JOIN pg_namespace n "
+                        "ON n.oid = t.relnamespace JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = "
+                        "d.refobjsubid WHERE d.deptype = 'a' AND n.nspname = %s AND t.relname = %s", (schema, table))
+            state.tables[tid].owned_sequences = dict(cur.fetchall())  # serial sequence -> column
             for col in state.tables[tid].columns:
                 col.auto_increment = col.auto_increment or any(f"{_pg_quote(seq)}'" in (col.default or "") or
                                                                f"{seq}'" in (col.default or "")

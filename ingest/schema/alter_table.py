@@ -391,10 +391,10 @@ class AlterStatements:
             if self.dialect == "postgres" and col.name in table.primary_key:
                 table.primary_key, table.primary_key_name = [], None  # the key constraint goes with any column
             table.primary_key = [k for k in table.primary_key if k != col.name]
-            sequence = _sequence_of(col.default) if col.has_default else None
-            if sequence in table.owned_sequences:
-                table.owned_sequences.remove(sequence)
-                self._dropped_sequences.add(sequence)
+            for sequence, owner in list(table.owned_sequences.items()):  # even if its default was replaced
+                if owner == col.name:
+                    del table.owned_sequences[sequence]
+                    self._dropped_sequences.add(sequence)
 
     def _drop_pk(self, table: Table) -> None:
         """Oracle: columns that were NOT NULL only because of the key become nullable again (MySQL, PostgreSQL
@@ -478,6 +478,7 @@ class AlterStatements:
         table.primary_key = [new if k == col.name else k for k in table.primary_key]
         table.pk_implied_not_null = [new if k == col.name else k for k in table.pk_implied_not_null]
         table.default_constraints = {k: new if v == col.name else v for k, v in table.default_constraints.items()}
+        table.owned_sequences = {k: new if v == col.name else v for k, v in table.owned_sequences.items()}
         col.name = new
 
     def _alter_column(self, table: Table, name: str) -> None:

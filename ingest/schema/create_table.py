@@ -119,7 +119,7 @@ class CreateStatements:
             table.primary_key_name = None
             table.partition_of = partition_of
             table.inherits = []
-            table.owned_sequences = []
+            table.owned_sequences = {}
         elif cur.at_op("("):
             self._table_elements(table, specs)
         options = self._table_options()
@@ -317,7 +317,7 @@ class CreateStatements:
             schema = "" if table.id.schema in (None, "public") else f"{pg_quote_ident(table.id.schema)}."
             sequence = f"{table.id.table}_{col.name}_seq"
             col.default = f"nextval('{schema}{pg_quote_ident(sequence)}'::regclass)"
-            table.owned_sequences.append(sequence)
+            table.owned_sequences[sequence] = col.name
 
     def _fix_pk(self, table: Table) -> None:
         resolved = []

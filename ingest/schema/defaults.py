@@ -15,11 +15,13 @@ from ingest.schema.model import Column
 _NOW = re.compile(r"(?i)(current_timestamp|now|localtime|localtimestamp)\s*(\(\s*(\d*)\s*\))?")
 
 
-def convert_default(col: Column, dialect: str, number: bool = False) -> None:
+def convert_default(col: Column, dialect: str, number: bool = False, definition: bool = True) -> None:
+    """`definition`: the default comes with a column definition (CREATE / ADD / MODIFY), not ALTER ... SET DEFAULT
+    (MariaDB gives CURRENT_TIMESTAMP the column's precision only in a definition)."""
     if not col.has_default or col.default is None:
         return
     if dialect in ("mysql", "mariadb"):
-        _mysql(col, number)
+        _mysql(col, number, definition)
     elif dialect == "postgres":
         value = _postgres_literal(col.source_type, col.default) if col.default_is_literal else \
             postgres_bit_literal(col.source_type, col.default)
@@ -35,12 +37,12 @@ def _fsp(source_type: str) -> int:
 # ------------------------------------------------------------------------------------------------ MariaDB
 
 
-def _mysql(col: Column, number: bool) -> None:
+def _mysql(col: Column, number: bool, definition: bool) -> None:
     base = col.source_type.split("(")[0].split()[0].lower()
     text = col.default or ""
     if not col.default_is_literal:
         now = _NOW.fullmatch(text.strip())
-        if base in ("datetime", "timestamp") and now:
+        if base in ("datetime", "timestamp") and now and definition:
             # DATETIME(3) DEFAULT CURRENT_TIMESTAMP: current_timestamp(3); a written precision 0 is not shown
             fsp = int(now.group(3)) if now.group(3) else _fsp(col.source_type)
             col.default = f"current_timestamp({fsp})" if fsp else "current_timestamp()"
@@ -57,18 +59,20 @@ def _mysql(col: Column, number: bool) -> None:
             col.default = _mysql_time(text.strip(), number, _fsp(col.source_type))
         elif base in ("date", "datetime", "timestamp"):
             col.default = _mysql_datetime(text.strip(), _fsp(col.source_type), base == "date", number)
-        elif base == "bit" and number:
-            bits = int(Decimal(text).quantize(Decimal(1), ROUND_HALF_UP))
+        elif base == "bit":  # a number, or a string's bytes as a big-endian number
+            bits = int(Decimal(text).quantize(Decimal(1), ROUND_HALF_UP)) if number else \
+                int.from_bytes(text.encode("latin1", "replace"), "big")
             col.default, col.default_is_literal = f"b'{bits:b}'", False
     except (InvalidOperation, ValueError):
         pass
 
 
 def _mysql_year(text: str, number: bool) -> str:
-    value = int(Decimal(text))
-    if value == 0 and number:
-        return "0000"
-    if 0 <= value < 70 and (len(text) <= 2 or not number):
+    """Numbers round; 1-69 are 2001-2069 (a string '0' / '00' is 2000 too, the number 0 is 0000), 70-99 19xx."""
+    value = int(Decimal(text).quantize(Decimal(1), ROUND_HALF_UP))
+    if (value == 0 and number) or (not number and len(text) == 4):
+        return f"{value:04d}"
+    if 0 <= value < 70:
         return str(2000 + value)
     if 70 <= value < 100:
         return str(1900 + value)

@@ -251,7 +251,7 @@ class MysqlAlter:
             if col is None:
                 raise KeyError(name)
             col.has_default, col.default, col.default_is_literal = set_default, value, literal
-            convert_default(col, self.run.dialect, number)
+            convert_default(col, self.run.dialect, number, definition=False)
         seen: set[str] = set()
         for col in new_cols:
             if col.name.lower() in seen:
