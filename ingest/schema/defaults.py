@@ -42,10 +42,11 @@ def _mysql(col: Column, number: bool, definition: bool) -> None:
     text = col.default or ""
     if not col.default_is_literal:
         now = _NOW.fullmatch(text.strip())
-        if base in ("datetime", "timestamp") and now:
+        if now:
             # DATETIME(3) DEFAULT CURRENT_TIMESTAMP: current_timestamp(3) in a definition, current_timestamp()
             # from ALTER ... SET DEFAULT; a written precision 0 is not shown
-            fsp = int(now.group(3)) if now.group(3) else _fsp(col.source_type) if definition else 0
+            in_definition = definition and base in ("datetime", "timestamp")
+            fsp = int(now.group(3)) if now.group(3) else _fsp(col.source_type) if in_definition else 0
             col.default = f"current_timestamp({fsp})" if fsp else "current_timestamp()"
         return
     try:
