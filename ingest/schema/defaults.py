@@ -61,6 +61,11 @@ def _mysql(col: Column, number: bool, definition: bool) -> None:
             col.default = _mysql_time(text.strip(), number, _fsp(col.source_type))
         elif base in ("date", "datetime", "timestamp"):
             col.default = _mysql_datetime(text.strip(), _fsp(col.source_type), base == "date", number)
+        elif base in ("char", "varchar", "tinytext", "text", "mediumtext", "longtext") and number and \
+                "e" in text.lower():  # a floating-point literal: its value in plain digits (2e3 -> 2000)
+            value = Decimal(repr(float(text)))
+            if -15 <= value.adjusted() < 15:
+                col.default = format(value.normalize(), "f")
         elif base == "bit":  # a number, or a string's bytes as a big-endian number
             bits = int(Decimal(text).quantize(Decimal(1), ROUND_HALF_UP)) if number else \
                 int.from_bytes(text.encode("latin1", "replace"), "big")

@@ -246,10 +246,16 @@ class MysqlAlter:
                 col = self._column(op.spec)
                 self._place(new_cols, col, op.spec.position)
                 added[col.name.lower()] = col
+        # ALTER COLUMN names a column the statement does not otherwise redefine (a CHANGE/MODIFY in place or a
+        # RENAME COLUMN of it, or a second ALTER of it, is an "unknown column" on the server)
+        redefined = {k for k, op in in_place.items() if op.spec.position is None} | \
+            {old.lower() for old, _ in plan.renames}
+        altered: set[str] = set()
         for name, set_default, value, literal, number in plan.defaults:
             col = renamed.get(name.lower()) or added.get(name.lower())
-            if col is None:
+            if col is None or name.lower() in redefined or name.lower() in altered:
                 raise KeyError(name)
+            altered.add(name.lower())
             col.has_default, col.default, col.default_is_literal = set_default, value, literal
             convert_default(col, self.run.dialect, number, definition=False)
         seen: set[str] = set()
