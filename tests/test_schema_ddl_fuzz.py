@@ -26,10 +26,10 @@ def _check(result) -> None:
 def test_random_mariadb_ddl_matches_information_schema(mariadb_params):
     oracle = MariaOracle(mariadb_params, "schemahist_fuzz")
     try:
-        result = run_fuzz(oracle, "mariadb", SEED, accepted=500)
+        result = run_fuzz(oracle, "mariadb", SEED, accepted=800)
     finally:
         oracle.close()
-    assert result.accepted == 500
+    assert result.accepted == 800
     _check(result)
 
 

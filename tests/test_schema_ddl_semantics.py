@@ -39,9 +39,10 @@ MARIADB_CASES = [
      "ALTER TABLE t ALTER a SET DEFAULT CURRENT_TIMESTAMP(0)", [("a", "time", True, "current_timestamp()", False)],
      []),
     ("float-literal-on-varchar", ["CREATE TABLE t (a varchar(20), b int)"],
-     "ALTER TABLE t ALTER a SET DEFAULT 2e3, ADD c varchar(20) DEFAULT 1.5e-7, ALTER b SET DEFAULT 1.5e-7",
+     "ALTER TABLE t ALTER a SET DEFAULT 2e3, ADD c varchar(20) DEFAULT 1.5e-7, ALTER b SET DEFAULT 1.5e-7, "
+     "ADD d binary(16) DEFAULT 2e3",
      [("a", "varchar(20)", True, "2000", False), ("b", "int(11)", True, "0", False),
-      ("c", "varchar(20)", True, "0.00000015", False)], []),
+      ("c", "varchar(20)", True, "0.00000015", False), ("d", "binary(16)", True, "2000", False)], []),
     ("year-default-rounds", ["CREATE TABLE t (a year)"], "ALTER TABLE t ALTER a SET DEFAULT 1.5",
      [("a", "year(4)", True, "2002", False)], []),
     ("bit-default-from-string-bytes", ["CREATE TABLE t (a bit(8), b bit(8) DEFAULT 70)"],

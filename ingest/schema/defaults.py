@@ -12,6 +12,8 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from ingest.schema.model import Column
 
+_MY_STRING_TYPES = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "binary", "varbinary",
+                    "tinyblob", "blob", "mediumblob", "longblob")
 _NOW = re.compile(r"(?i)(current_timestamp|now|localtime|localtimestamp)\s*(\(\s*(\d*)\s*\))?")
 
 
@@ -61,7 +63,7 @@ def _mysql(col: Column, number: bool, definition: bool) -> None:
             col.default = _mysql_time(text.strip(), number, _fsp(col.source_type))
         elif base in ("date", "datetime", "timestamp"):
             col.default = _mysql_datetime(text.strip(), _fsp(col.source_type), base == "date", number)
-        elif base in ("char", "varchar", "tinytext", "text", "mediumtext", "longtext") and number and \
+        elif base in _MY_STRING_TYPES and number and \
                 "e" in text.lower():  # a floating-point literal: its value in plain digits (2e3 -> 2000)
             value = Decimal(repr(float(text)))
             if -15 <= value.adjusted() < 15:
