@@ -12,8 +12,8 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from ingest.schema.model import Column
 
-_MY_STRING_TYPES = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "binary", "varbinary",
-                    "tinyblob", "blob", "mediumblob", "longblob")
+# columns that store a number literal default as its value's text (BLOB/TEXT keep the literal as written)
+_MY_STRING_TYPES = ("char", "varchar", "binary", "varbinary")
 _NOW = re.compile(r"(?i)(current_timestamp|now|localtime|localtimestamp)\s*(\(\s*(\d*)\s*\))?")
 
 
@@ -93,6 +93,9 @@ def _mysql_time(text: str, number: bool, fsp: int) -> str:
     if text.startswith("-"):
         sign, text = "-", text[1:]
     frac = ""
+    stamp = _MY_DATETIME.fullmatch(text)
+    if stamp and stamp.group(4) is not None:  # a datetime literal: its time part
+        text = f"{stamp.group(4)}:{stamp.group(5)}:{stamp.group(6)}" + (f".{stamp.group(7)}" if stamp.group(7) else "")
     if ":" in text:
         main, _, frac = text.partition(".")
         parts = [int(p) for p in main.split(":")] + [0]
