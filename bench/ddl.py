@@ -49,8 +49,8 @@ def fuzz(dialects: list[str], seeds: list[int], statements: int, verbose: bool) 
                 result = run_fuzz(oracle, dialect, seed, statements)
             finally:
                 oracle.close()
-            print(result.report(limit=40 if verbose else 0).splitlines()[0] if not verbose else result.report(),
-                  f"[{time.perf_counter() - start:.0f} s]", flush=True)
+            text = result.report() if verbose else result.report().splitlines()[0]
+            print(text, f"[{time.perf_counter() - start:.0f} s]", flush=True)
             ok = ok and result.exact_share >= 0.995
     return ok
 
