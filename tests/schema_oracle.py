@@ -280,6 +280,8 @@ class PgOracle:
     def parsed_tables(self, state) -> dict[tuple[str, str], tuple]:
         out = {}
         for tid, table in state.tables.items():
+            if not table.columns:  # PostgreSQL keeps a table whose columns were all dropped: no catalog row
+                continue
             cols = []
             for c in table.columns:
                 default = None
