@@ -1,8 +1,14 @@
 """DDL interpreter throughput: statements/s over the MariaDB corpus, and a 10,000-table snapshot schema build
-from SHOW CREATE TABLE text (target < 60 s). Run: .venv/bin/python bench/ddl.py"""
+from SHOW CREATE TABLE text (target < 60 s). Run: .venv/bin/python bench/ddl.py
+
+The long form of the random DDL oracle (tests/ddl_fuzz.py; needs the servers of `scripts/services.sh env`):
+    .venv/bin/python bench/ddl.py --fuzz mariadb postgres --seeds 1 2 3 --statements 2000
+prints the exact share of the accepted statements per dialect and seed (exit code 1 below 99.5%)."""
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -26,7 +32,38 @@ SHOW_CREATE = """CREATE TABLE `orders_{n}` (
 ) ENGINE=InnoDB AUTO_INCREMENT=1001 DEFAULT CHARSET=latin1 COLLATE=latin1_swedish_ci"""
 
 
+def fuzz(dialects: list[str], seeds: list[int], statements: int, verbose: bool) -> bool:
+    from tests.ddl_fuzz import run_fuzz
+    from tests.schema_oracle import MariaOracle, PgOracle, mariadb_params_from_url
+
+    ok = True
+    database = f"ddl_fuzz_bench_{os.getpid()}"
+    for dialect in dialects:
+        for seed in seeds:
+            if dialect == "mariadb":
+                oracle = MariaOracle(mariadb_params_from_url(os.environ["LAKECDC_MARIADB_URL"]), database)
+            else:
+                oracle = PgOracle(os.environ["LAKECDC_PG_DSN"], database)
+            start = time.perf_counter()
+            try:
+                result = run_fuzz(oracle, dialect, seed, statements)
+            finally:
+                oracle.close()
+            text = result.report() if verbose else result.report().splitlines()[0]
+            print(text, f"[{time.perf_counter() - start:.0f} s]", flush=True)
+            ok = ok and result.exact_share >= 0.995
+    return ok
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--fuzz", nargs="+", choices=["mariadb", "postgres"], help="run the random DDL oracle")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--statements", type=int, default=2000, help="accepted statements per dialect and seed")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every miss")
+    args = parser.parse_args()
+    if args.fuzz:
+        sys.exit(0 if fuzz(args.fuzz, args.seeds, args.statements, args.verbose) else 1)
     statements = read_corpus("mariadb_handwritten.sql") + read_corpus("mariadb_type_matrix.sql")
     rounds = 5
     start = time.perf_counter()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from ingest.schema.defaults import convert_default
 from ingest.schema.model import Column
 from ingest.schema.tokens import Cursor, DdlSyntaxError
 from ingest.schema.types import MULTIWORD_TYPES, TypeInfo, resolve_type
@@ -42,6 +43,7 @@ class ColumnSpec:
     has_default: bool = False
     default: str | None = None
     default_is_literal: bool = True
+    default_number: bool = False          # the default was written as a number (MariaDB YEAR/TIME read it so)
     auto_increment: bool = False
     identity: bool = False                # SQL Server IDENTITY / GENERATED ... AS IDENTITY
     generation_expression: str | None = None
@@ -100,6 +102,7 @@ class ColumnSpec:
             generation_expression=self.generation_expression, charset=charset, collation=self.collation,
             enum_values=info.enum_values, comment=self.comment, spark_type=info.spark_type,
         )
+        convert_default(col, dialect, self.default_number)
         return col
 
 
@@ -114,6 +117,25 @@ def _size_text_blob(info: TypeInfo, charset: str | None) -> None:
     info.type_name = prefix + info.type_name
     info.source_type = info.type_name.lower()
     info.length = None
+
+
+_TEXT_SIZES = (("TINYTEXT", 255), ("TEXT", 65535), ("MEDIUMTEXT", 16777215), ("LONGTEXT", 4294967295))
+
+
+def widen_text(col: Column, old_charset: str | None, new_charset: str) -> None:
+    """CONVERT TO CHARACTER SET: a TEXT column keeps its length in characters, so a wider character set moves it
+    to the next TEXT size (TINYTEXT latin1 -> TEXT utf8mb4); the server never narrows it."""
+    sizes = dict(_TEXT_SIZES)
+    if col.type_name not in sizes:
+        return
+    chars = sizes[col.type_name] // _CHARSET_BYTES.get(old_charset or "", 1)
+    needed = chars * _CHARSET_BYTES.get(new_charset, 1)
+    for name, size in _TEXT_SIZES:
+        if size >= needed or name == "LONGTEXT":
+            if size > sizes[col.type_name]:
+                col.type_name = col.type_expression = name
+                col.source_type = name.lower()
+            return
 
 
 def charset_of_collation(collation: str | None) -> str | None:
@@ -256,6 +278,8 @@ def read_expression(cur: Cursor, stop_words: set[str] | None = None) -> tuple[in
         elif tok.kind == "op" and tok.text == "." and cur.peek(1) is not None:
             cur.next()
             cur.next()
+        elif tok.kind == "op" and tok.text == "[":  # ARRAY[1, 2] and subscripts
+            _skip_brackets(cur)
         elif tok.kind == "word" and tok.upper in ("AT",) and cur.at("AT", "TIME", "ZONE"):
             cur.i += 3
             _primary(cur)
@@ -265,6 +289,19 @@ def read_expression(cur: Cursor, stop_words: set[str] | None = None) -> tuple[in
         raise cur.error("expected an expression")
     del stop
     return start, cur.i
+
+
+def _skip_brackets(cur: Cursor) -> None:
+    depth = 0
+    while not cur.done():
+        tok = cur.next()
+        if tok.kind == "op" and tok.text == "[":
+            depth += 1
+        elif tok.kind == "op" and tok.text == "]":
+            depth -= 1
+            if depth == 0:
+                return
+    raise cur.error("unbalanced '['")
 
 
 def _primary(cur: Cursor) -> None:
@@ -306,6 +343,12 @@ def literal_value(cur: Cursor, start: int, end: int) -> tuple[str | None, bool]:
     if len(toks) == 1 and toks[0].upper == "NULL":
         return None, True
     return cur.text(start, end), False
+
+
+def is_number(cur: Cursor, start: int, end: int) -> bool:
+    """True if the expression toks[start:end] is a (signed) number literal."""
+    toks = [t for t in cur.toks[start:end] if not (t.kind == "op" and t.text in "()")]
+    return bool(toks) and toks[-1].kind == "number" and all(t.kind == "op" and t.text in "-+" for t in toks[:-1])
 
 
 def _encloses(toks: list, start: int, end: int) -> bool:
@@ -359,6 +402,7 @@ def parse_attributes(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:  # no
             s, e = read_expression(cur)
             spec.has_default = True
             spec.default, spec.default_is_literal = literal_value(cur, s, e)
+            spec.default_number = is_number(cur, s, e)
             spec.written.add("default")
         elif cur.accept("AUTO_INCREMENT") or cur.accept("AUTOINCREMENT"):
             spec.auto_increment = True
@@ -477,20 +521,36 @@ def parse_position(cur: Cursor) -> tuple[str, str | None] | None:
 
 def parse_key_columns(cur: Cursor, fold) -> list[str]:
     """`(a, b(10) DESC, ...)` -> [a, b], names folded by `fold(name, quoted)`."""
+    return [name for name, _ in parse_key_parts(cur, fold)]
+
+
+def parse_key_parts(cur: Cursor, fold) -> list[tuple[str, bool]]:
+    """`(a, b(10) DESC, ...)` -> [(a, False), (b, True)]: each column and whether it has a prefix length."""
     start, end = cur.skip_group()
-    names: list[str] = []
+    parts: list[tuple[str, bool]] = []
     depth = 0
     expect_name = True
     for tok in cur.toks[start:end]:
         if tok.kind == "op" and tok.text == "(":
+            if depth == 0 and parts and not expect_name:
+                parts[-1] = (parts[-1][0], True)
             depth += 1
         elif tok.kind == "op" and tok.text == ")":
             depth -= 1
         elif tok.kind == "op" and tok.text == "," and depth == 0:
             expect_name = True
         elif expect_name and depth == 0 and tok.kind in ("word", "ident", "string"):
-            names.append(fold(tok.text, tok.kind != "word"))
+            parts.append((fold(tok.text, tok.kind != "word"), False))
             expect_name = False
-    if not names:
+    if not parts:
         raise DdlSyntaxError("empty key column list")
-    return names
+    return parts
+
+
+# MySQL/MariaDB types that need a prefix length in a key (BLOB/TEXT family; JSON is LONGTEXT)
+PREFIX_ONLY_TYPES = ("tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob", "longblob")
+
+
+def check_mysql_key_part(col: Column, prefix: bool) -> None:
+    if not prefix and col.source_type.split("(")[0] in PREFIX_ONLY_TYPES:
+        raise DdlSyntaxError(f"BLOB/TEXT column {col.name} used in a key without a key length")

@@ -156,6 +156,7 @@ class Table:
     inherits: list[TableId] = field(default_factory=list)  # PostgreSQL INHERITS parents
     pk_implied_not_null: list[str] = field(default_factory=list)  # Oracle: NOT NULL only because of the key
     default_constraints: dict[str, str] = field(default_factory=dict)  # SQL Server: constraint name -> column
+    owned_sequences: dict[str, str] = field(default_factory=dict)  # PostgreSQL: serial sequence -> its column
 
     def same_structure(self, other: Table) -> bool:
         return (self.id, self.columns, self.primary_key, self.default_charset, self.comment) == (
@@ -230,3 +231,9 @@ class Change:
         if not self.structural or self.table is None:
             return None
         return self.table.to_table_change(self.kind, self.previous_id)
+
+
+@dataclass
+class DatabaseInfo:
+    name: str
+    charset: str | None = None

@@ -232,9 +232,9 @@ class Cursor:
             tok = self.peek()
             if tok.kind == "op" and tok.text in (",", ")") and depth == 0:
                 return
-            if tok.kind == "op" and tok.text == "(":
+            if tok.kind == "op" and tok.text in ("(", "["):  # ARRAY[1, 2] is one expression too
                 depth += 1
-            elif tok.kind == "op" and tok.text == ")":
+            elif tok.kind == "op" and tok.text in (")", "]"):
                 depth -= 1
             self.i += 1
 
