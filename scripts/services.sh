@@ -55,12 +55,13 @@ up_postgres() {
 # up_mariadb DIR PORT [extra mariadbd options...]
 up_mariadb() {
   local dir=$W/$1 port=$2; shift 2
-  rm -rf "$dir"; mkdir -p "$dir"; chown mysql:mysql "$dir"
+  # a private tmpdir: a cleaner of /tmp must not take the server's temporary tables with it
+  rm -rf "$dir"; mkdir -p "$dir/tmp"; chown -R mysql:mysql "$dir"
   mariadb-install-db --no-defaults --user=mysql --datadir="$dir/data" \
     --auth-root-authentication-method=normal --skip-test-db >"$dir/install-db.log" 2>&1
   setsid mariadbd --no-defaults --user=mysql --datadir="$dir/data" \
     --bind-address=127.0.0.1 --port="$port" --socket="$dir/mysqld.sock" \
-    --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
+    --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" --tmpdir="$dir/tmp" \
     --log-bin="$dir/data/binlog" --binlog-format=ROW --binlog-row-image=FULL \
     --binlog-row-metadata=FULL --binlog-annotate-row-events=ON --server-id=1 \
     --gtid-strict-mode=ON --log-slave-updates=ON --default-time-zone=+00:00 \
