@@ -265,6 +265,33 @@ def test_column_defaults_in_field_schemas() -> None:
     assert list(member) == ["type", "optional", "default", "field"]
 
 
+def test_numeric_defaults_at_the_column_scale_in_string_mode() -> None:
+    """Debezium scales a numeric(p,s) default up to s (never down) before writing it as a string (measured:
+    DEFAULT 1.5 on numeric(6,2) is "1.50" in decimal.handling.mode=string)."""
+    from ingest.connectors.postgres.types import column_converter
+
+    props = parse_properties({**BASE, "decimal.handling.mode": "string"})
+
+    def default(typmod: int, expression: str) -> object:
+        return column_converter("n", PgType(1700, "numeric", typmod=typmod), props, True, expression).schema["default"]
+
+    assert default((6 << 16) + 2 + 4, "1.5") == "1.50"
+    assert default((8 << 16) + 3 + 4, "2") == "2.000"
+    assert default((8 << 16) + 3 + 4, "'-0.5'::numeric") == "-0.500"
+    assert default((6 << 16) + 2 + 4, "1.25") == "1.25"
+    assert default(-1, "1.50") == "1.50"  # unconstrained: as written
+
+
+def test_binary_handling_modes_for_bytea() -> None:
+    raw = "\\xfbff00"
+    expected = {"bytes": ("bytes", "+/8A"), "base64": ("string", "+/8A"),
+                "base64-url-safe": ("string", "-_8A"), "hex": ("string", "fbff00")}
+    for mode, (schema_type, value) in expected.items():
+        props = parse_properties({**BASE, "binary.handling.mode": mode})
+        schema, convert = element_converter(PgType(17, "bytea"), props, True)
+        assert (schema["type"], convert(raw)) == (schema_type, value), mode
+
+
 def test_unknown_types_are_omitted_unless_asked() -> None:
     assert element_converter(PgType(3614, "tsvector"), parse_properties(BASE), True) is None
     schema, convert = element_converter(PgType(3614, "tsvector"),

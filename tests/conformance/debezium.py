@@ -40,6 +40,9 @@ class DebeziumCapture:
         self.name = name
         self.properties = {"name": name, "offset.storage": "org.apache.kafka.connect.storage.MemoryOffsetBackingStore",
                            "offset.flush.interval.ms": "0", "converter.schemas.enable": "true",
+                           # an explicit NULL stays null (Kafka Connect's default writes the column default
+                           # instead): lakecdc keeps the value the database holds (docs/conformance.md)
+                           "converter.replace.null.with.default": "false",
                            "poll.interval.ms": "50", **properties}
         self.records: list[Record] = []
         self.error: BaseException | None = None

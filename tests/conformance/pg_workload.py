@@ -105,6 +105,7 @@ TYPES: tuple[TypeRow, ...] = (
     TypeRow("text_array", "text[]", ("'{\"a b\",c,\"q\\\"x\"}'",)),
     TypeRow("numeric_array", "numeric(4,1)[]", ("'{1.5}'",)),
     TypeRow("uuid_array", "uuid[]", ("'{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}'",)),
+    TypeRow("date_array", "date[]", ("'{2018-06-20,0044-03-15 BC}'",)),
 )
 
 DATABASE_SETUP = (
@@ -141,7 +142,7 @@ def schema_statements(run: str) -> list[str]:
     out = [f"CREATE TABLE {{s}}.types (id integer PRIMARY KEY, {columns})", *_type_rows(SNAPSHOT_ID),
            "CREATE TABLE {s}.defaults (id integer PRIMARY KEY, i integer NOT NULL DEFAULT 7, "
            "t text DEFAULT 'x', n numeric(6,2) DEFAULT 1.5, b boolean DEFAULT true, d date DEFAULT '2020-01-02', "
-           "r real DEFAULT 1.25, v varchar(5) NOT NULL DEFAULT 'v')",
+           "r real DEFAULT 1.25, v varchar(5) NOT NULL DEFAULT 'v', n3 numeric(8,3) DEFAULT 2)",
            "INSERT INTO {s}.defaults (id) VALUES (1)",
            "CREATE TABLE {s}.sentinel (id integer PRIMARY KEY)"]
     if run != SCENARIO_RUN:
@@ -174,7 +175,7 @@ def streaming_statements(run: str) -> list[str]:
            f"UPDATE {{s}}.types SET c_text = 'updated' WHERE id = {STREAM_ID + 1}",
            f"DELETE FROM {{s}}.types WHERE id = {STREAM_ID + 2}",
            "INSERT INTO {s}.defaults (id) VALUES (2)",
-           "INSERT INTO {s}.defaults VALUES (3, 8, NULL, NULL, NULL, NULL, NULL, 'w')"]
+           "INSERT INTO {s}.defaults VALUES (3, 8, NULL, NULL, NULL, NULL, NULL, 'w', NULL)"]
     if run != SCENARIO_RUN:
         return out
     for table in ("toast_default", "toast_full"):

@@ -104,12 +104,15 @@ def _exception(name: str):
 def test_exception_logical_message_identity_hash() -> None:
     e = _exception("logical-message-identity-hash")
     name = "io.debezium.connector.postgresql.LogicalDecodingMessageMonitor$LogicalDecodingMessageId@"
-    assert e.accepts(name + "64ac86cc", name + "1b2c3d")
+    assert e.accepts(name + "64ac86cc", "pga.message")
+    assert not e.accepts(name + "64ac86cc", name + "1b2c3d")  # lakecdc never writes the Java name
     assert not e.accepts(name + "64ac86cc", "conformance-txn")
-    assert not e.accepts("pga.multi_a", "pga.multi_a ")
+    assert not e.accepts(name + "64ac86cc", "pga.multi_a")
+    assert not e.accepts("pga.message", "pga.message ")
+    assert not e.accepts("pga.other", "pga.message")
     d = json.dumps({"schema": None, "payload": {"status": "END", "id": "1:2",
                                                 "data_collections": [{"data_collection": name + "ab"}]}})
-    lc = d.replace(name + "ab", name + "cd")
+    lc = d.replace(name + "ab", "p.message")
     result = compare("postgresql", "unit", [Record("p.transaction", None, d)], [Record("p.transaction", None, lc)])
     assert result.identical == 1
     assert compare("mariadb", "unit", [Record("p.transaction", None, d)],
@@ -126,3 +129,35 @@ def test_exception_mariadb_connector_and_source_schema_names() -> None:
     lc = value({}, source={"connector": "mariadb"})
     assert differences(d, lc, connector="mariadb") == []
     assert differences(d, lc, connector="postgresql") == [("value.payload.source.connector", "mysql", "mariadb")]
+
+
+def test_exception_bc_date_era_accepts_only_the_era_dropped_day() -> None:
+    e = _exception("postgresql-bc-date-era")
+    assert e.accepts(-703383, -735160)                       # 0044-03-15 AD for 0044-03-15 BC
+    assert e.accepts(-718798, -719163)                       # 0001-12-31 BC (astronomical year 0)
+    assert not e.accepts(-703383, -703383) and not e.accepts(-735160, -735160)
+    assert not e.accepts(-703384, -735160) and not e.accepts(-703383, -735161)
+    assert not e.accepts(17702, 17702) and not e.accepts(None, -735160) and not e.accepts("-703383", -735160)
+    d, lc = value({"c_date": -703383, "c_dates": [17702, -703383]}), value({"c_date": -735160,
+                                                                            "c_dates": [17702, -735160]})
+    assert differences(d, lc) == []
+    assert differences(d, lc, connector="mariadb")           # PostgreSQL only
+    # a payload field of the envelope or source block is not a column
+    assert differences(value({}, source={"x": -703383}), value({}, source={"x": -735160}))
+
+
+def test_exception_source_snapshot_false() -> None:
+    e = _exception("source-snapshot-false")
+    assert e.accepts(None, "false")
+    assert not e.accepts(None, "true") and not e.accepts("false", None) and not e.accepts(None, False)
+    assert differences(value({}, source={"snapshot": None}), value({}, source={"snapshot": "false"})) == []
+    assert differences(value({}, source={"snapshot": None}), value({}, source={"snapshot": "last"}))
+
+
+def test_exception_lakecdc_source_version() -> None:
+    e = _exception("lakecdc-source-version")
+    assert e.accepts("3.6.3.Final", "lakecdc-0.1.0")
+    assert not e.accepts("3.6.2.Final", "lakecdc-0.1.0") and not e.accepts("3.6.3.Final", "3.6.3.Final")
+    assert not e.accepts("3.6.3.Final", "lakecdc") and not e.accepts("3.6.3.Final", None)
+    d, lc = value({}, source={"version": "3.6.3.Final"}), value({}, source={"version": "lakecdc-0.1.0"})
+    assert differences(d, lc) == [] and differences(d, lc, connector="mariadb") == []

@@ -51,10 +51,48 @@ def test_scenarios_went_through(pg_captured: Captured) -> None:
     assert len(keyed) == 4
 
 
+def _end_collections(records: list) -> list[str]:
+    return [c["data_collection"] for e in map(to_event, records) if e.kind == "transaction"
+            and e.payload["status"] == "END" for c in e.payload["data_collections"]]
+
+
 def test_logical_message_exception_is_still_needed(pg_captured: Captured) -> None:
     """Pins the written exception logical-message-identity-hash: Debezium's END event names the message
-    collection with a Java identity hash."""
-    events = [to_event(r) for r in pg_captured.runs[pg.SCENARIO_RUN][0]]
-    names = [c["data_collection"] for e in events if e.kind == "transaction" and e.payload["status"] == "END"
-             for c in e.payload["data_collections"]]
-    assert any("LogicalDecodingMessageId@" in n for n in names), names
+    collection with a Java identity hash, lakecdc with the message topic."""
+    debezium, lakecdc = pg_captured.runs[pg.SCENARIO_RUN]
+    assert any("LogicalDecodingMessageId@" in n for n in _end_collections(debezium)), _end_collections(debezium)
+    assert f"{pg.SCENARIO_RUN}.message" in _end_collections(lakecdc)
+
+
+def _types_rows(records: list, run: str) -> dict[tuple[str, int], dict]:
+    return {(e.op, e.payload["after"]["id"]): e.payload["after"] for e in map(to_event, records)
+            if e.topic == f"{run}.{run}.types" and e.op in ("r", "c")}
+
+
+@pytest.mark.parametrize("run", list(pg.RUNS))
+def test_bc_date_exception_is_still_needed(pg_captured: Captured, run: str) -> None:
+    """Pins postgresql-bc-date-era: Debezium drops the era of 0044-03-15 BC in the snapshot's dates and in
+    date arrays in both phases (-703383, the AD date), not in streamed dates (-735160, as PostgreSQL);
+    lakecdc writes -735160 everywhere. The BC date is row 2's c_date and row 1's second c_date_array item
+    (time.precision.mode does not change dates)."""
+    debezium, lakecdc = (_types_rows(records, run) for records in pg_captured.runs[run])
+    assert (debezium[("r", 2)]["c_date"], debezium[("c", pg.STREAM_ID + 2)]["c_date"]) == (-703383, -735160)
+    assert debezium[("r", 1)]["c_date_array"] == debezium[("c", pg.STREAM_ID + 1)]["c_date_array"] == [17702, -703383]
+    for i in (0, pg.STREAM_ID):
+        row, array = lakecdc[("r" if i == 0 else "c", i + 2)], lakecdc[("r" if i == 0 else "c", i + 1)]
+        assert (row["c_date"], array["c_date_array"]) == (-735160, [17702, -735160])
+
+
+def test_reference_keeps_explicit_nulls(pg_captured: Captured) -> None:
+    """The reference's converter runs with replace.null.with.default=false: an explicit NULL in a column with
+    a default is null in Debezium's record (with the default still in the field schema), as lakecdc writes it.
+    Its side effect, a null source.snapshot outside snapshots (written exception source-snapshot-false), is
+    pinned here too."""
+    for run in pg.RUNS:
+        events = [e for e in map(to_event, pg_captured.runs[run][0]) if e.topic == f"{run}.{run}.defaults"]
+        row = next(e for e in events if e.op == "c" and e.payload["after"]["id"] == 3)
+        assert [row.payload["after"][c] for c in ("t", "n", "b", "d", "r", "n3")] == [None] * 6
+        after = next(f for f in row.value["schema"]["fields"] if f["field"] == "after")
+        defaulted = [f for f in after["fields"] if f["field"] in ("t", "n", "b", "d", "r", "n3") and "default" in f]
+        assert len(defaulted) == 6
+        assert row.payload["source"]["snapshot"] is None

@@ -15,10 +15,11 @@ to the end of the last transaction that the committed batch holds entirely.
 
 from __future__ import annotations
 
+import functools
 import logging
 import select
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +49,7 @@ from ingest.connectors.postgres.columnar import SnapshotChunk, build_block
 from ingest.connectors.postgres.properties import PostgresProperties, parse_properties
 from ingest.connectors.postgres.snapshot import claim_table, read_chunk
 from ingest.connectors.postgres.tables import CapturedTable, build_table
-from ingest.connectors.postgres.types import ConversionError
+from ingest.connectors.postgres.types import ConversionError, binary_encoding
 from ingest.errors import LakecdcError
 from ingest.events import envelope as ev
 from ingest.events.json_converter import canonical_schema_json, dumps_str
@@ -656,12 +657,13 @@ class PostgresConnector(SourceConnector):
                                    schema="", table="", snapshot=False,
                                    sequence=postgresql_sequence(self._restart_lsn, lsn),
                                    ts_us=txn.ts_us if txn is not None else None, txId=xid, lsn=lsn)
+        value_schema, encode = message_encoding(self.props.binary_handling_mode)
         value = {"op": "m", "ts_ms": _now_ms(), "source": source, "transaction": block,
-                 "message": {"prefix": msg.prefix, "content": msg.content}}
+                 "message": {"prefix": msg.prefix, "content": encode(msg.content)}}
         key = {"prefix": msg.prefix}
         pending.events.append(BronzeEvent(
             topic=topic, table_id=topic, op="m", seq=seq, key=dumps_str(key), value=dumps_str(value),
-            key_schema=canonical_schema_json(MESSAGE_KEY_SCHEMA), value_schema=canonical_schema_json(MESSAGE_SCHEMA),
+            key_schema=canonical_schema_json(MESSAGE_KEY_SCHEMA), value_schema=value_schema,
             ts_ms=value["ts_ms"], source_ts_ms=ts_ms, txn_id=str(xid) if xid is not None else None, snapshot="false",
             position=self._position(commit_lsn)))
 
@@ -742,12 +744,20 @@ class PostgresConnector(SourceConnector):
 # Debezium 3.6.3's logical decoding message records (measured).
 MESSAGE_KEY_SCHEMA = ev.cs.struct([("prefix", ev.cs.string(True))], False,
                                   name="io.debezium.connector.postgresql.MessageKey", version=1)
-MESSAGE_SCHEMA = ev.cs.struct([
-    ("op", ev.cs.string()), ("ts_ms", ev.cs.int64(True)), ("source", ev.SOURCE_SCHEMAS["postgresql"]),
-    ("transaction", ev.TRANSACTION_BLOCK_SCHEMA),
-    ("message", ev.cs.struct([("prefix", ev.cs.string(True)), ("content", ev.cs.bytes_(True))], False,
-                             name="io.debezium.connector.postgresql.Message", version=1)),
-], False, name="io.debezium.connector.postgresql.MessageValue", version=1)
+
+
+@functools.cache
+def message_encoding(binary_mode: str) -> tuple[str, Callable[[bytes], str]]:
+    """The value schema (canonical JSON) of a logical message record and its content's encoder: the content
+    follows binary.handling.mode like a bytea column (a string in the hex/base64 modes, measured)."""
+    content_schema, encode = binary_encoding(binary_mode, True)
+    schema = ev.cs.struct([
+        ("op", ev.cs.string()), ("ts_ms", ev.cs.int64(True)), ("source", ev.SOURCE_SCHEMAS["postgresql"]),
+        ("transaction", ev.TRANSACTION_BLOCK_SCHEMA),
+        ("message", ev.cs.struct([("prefix", ev.cs.string(True)), ("content", content_schema)], False,
+                                 name="io.debezium.connector.postgresql.Message", version=1)),
+    ], False, name="io.debezium.connector.postgresql.MessageValue", version=1)
+    return canonical_schema_json(schema), encode
 
 
 _SNAPSHOT_TRUE = '"snapshot":"true"'

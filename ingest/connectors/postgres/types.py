@@ -562,13 +562,22 @@ def _money_conv(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, C
             lambda s: decimal_base64(unscaled(str(_money(s)), digits)))
 
 
-def _binary(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, Converter]:
-    mode = props.binary_handling_mode
+def binary_encoding(mode: str, optional: bool) -> tuple[cs.Schema, Callable[[bytes], str]]:
+    """binary.handling.mode: the schema of binary data and its JSON value. `bytes` is a Connect bytes field
+    (base64 in JSON, as JsonConverter writes it); the other modes are strings Debezium encodes itself.
+    Used for bytea columns and for the content of logical decoding messages."""
     if mode == "base64":
-        return cs.string(optional), lambda s: _b64(_parse_bytea(s))
+        return cs.string(optional), _b64
+    if mode == "base64-url-safe":
+        return cs.string(optional), lambda data: base64.urlsafe_b64encode(data).decode("ascii")
     if mode == "hex":
-        return cs.string(optional), lambda s: _parse_bytea(s).hex()
-    return cs.bytes_(optional), lambda s: _b64(_parse_bytea(s))
+        return cs.string(optional), lambda data: data.hex()
+    return cs.bytes_(optional), _b64
+
+
+def _binary(props: PostgresProperties, optional: bool) -> tuple[cs.Schema, Converter]:
+    schema, encode = binary_encoding(props.binary_handling_mode, optional)
+    return schema, lambda s: encode(_parse_bytea(s))
 
 
 def _point(optional: bool) -> tuple[cs.Schema, Converter]:
@@ -636,6 +645,15 @@ def default_literal(expression: str | None, t: PgType) -> str | None:
     return None
 
 
+def _at_least_scale(literal: str, scale: int | None) -> str:
+    """A numeric(p,s) default at the column's scale (DEFAULT 1.5 on numeric(6,2) is 1.50), as Debezium scales a
+    decimal up to the column's scale (never down); the values themselves come from the server at that scale."""
+    whole, _, fraction = literal.partition(".")
+    if scale is None or scale <= len(fraction) or not re.fullmatch(r"-?\d+(\.\d*)?", literal):
+        return literal
+    return f"{whole}.{fraction.ljust(scale, '0')}"
+
+
 def default_value(expression: str | None, t: PgType, schema: cs.Schema, convert: Converter) -> Any:
     """The schema `default` of a column, or None (no default attribute)."""
     if t.element is not None or t.name in _NO_DEFAULT or schema.get("name") == "io.debezium.data.VariableScaleDecimal":
@@ -645,6 +663,8 @@ def default_value(expression: str | None, t: PgType, schema: cs.Schema, convert:
         return None
     if schema.get("type") == "bytes" and t.name in ("bit", "varbit"):
         literal = literal.lstrip("Bb").strip("'")
+    if t.name == "numeric" and schema.get("type") == "string":
+        literal = _at_least_scale(literal, numeric_typmod(t.typmod)[1])
     try:
         if schema.get("type") in ("float", "double"):  # Java's layout, like the values (1.0E10)
             return java_float(literal) if schema["type"] == "float" else java_double_text(literal)
