@@ -49,6 +49,21 @@
   {{ return(resolved) }}
 {% endmacro %}
 
+{#- SQL: the raw JSON text of a field of the row image (after, or before for a delete) or of the key. Fields
+    holding floats are read with get_json_object from the event text (exact digits, see lakecdc_has_float);
+    the others from the decoded map (one JSON parse per event). -#}
+{% macro lakecdc_field_raw(f, key=false) -%}
+  {%- if lakecdc_has_float(f) and "'" not in f.field and "]" not in f.field -%}
+    {%- if key -%}{{ lakecdc_json_path('e.key', '$', f.field) }}
+    {%- else -%}
+    (case when e.__v.after is null then {{ lakecdc_json_path('e.value', '$.before', f.field) }}
+          else {{ lakecdc_json_path('e.value', '$.after', f.field) }} end)
+    {%- endif -%}
+  {%- elif key -%}__k[{{ lakecdc_lit(f.field) }}]
+  {%- else -%}__vals[{{ lakecdc_lit(f.field) }}]
+  {%- endif -%}
+{%- endmacro %}
+
 {% macro lakecdc_table_spec(source_name, table_id) %}
   {%- if not execute -%}
     {{ return({'keys': [], 'columns': [], 'found': false, 'renames': {}}) }}
@@ -85,7 +100,7 @@
             {%- do cols.update({name: {'types': [], 'variants': [], 'toast': false, 'raws': []}}) -%}
             {%- do order.append(name) -%}
           {%- endif -%}
-          {%- set raw = "__vals[" ~ lakecdc_lit(f.field) ~ "]" -%}
+          {%- set raw = lakecdc_field_raw(f) -%}
           {%- do cols[name]['types'].append(lakecdc_spark_type(f) | trim) -%}
           {%- do cols[name]['variants'].append([row[1], lakecdc_decode(raw, f) | trim]) -%}
           {%- if raw not in cols[name]['raws'] -%}{%- do cols[name]['raws'].append(raw) -%}{%- endif -%}
@@ -106,7 +121,7 @@
     {%- for f in ns.key_schema.get('fields') or [] -%}
       {%- set t = lakecdc_spark_type(f) | trim -%}
       {%- do keys.append({'name': f.field, 'type': t,
-                          'expr': 'cast(' ~ (lakecdc_decode("__k[" ~ lakecdc_lit(f.field) ~ "]", f) | trim) ~ ' as ' ~ t ~ ')'}) -%}
+                          'expr': 'cast(' ~ (lakecdc_decode(lakecdc_field_raw(f, key=true), f) | trim) ~ ' as ' ~ t ~ ')'}) -%}
     {%- endfor -%}
   {%- endif -%}
   {%- set key_names = keys | map(attribute='name') | list -%}

@@ -45,8 +45,8 @@
   {%- elif t == 'int16' -%}smallint
   {%- elif t == 'int32' -%}int
   {%- elif t == 'int64' -%}bigint
-  {%- elif t == 'float32' -%}float
-  {%- elif t == 'float64' -%}double
+  {%- elif t in ('float32', 'float') -%}float
+  {%- elif t in ('float64', 'double') -%}double
   {%- elif t == 'boolean' -%}boolean
   {%- elif t == 'bytes' -%}binary
   {%- elif t == 'array' -%}array<{{ lakecdc_spark_type(f.get('items')) }}>
@@ -122,8 +122,13 @@
     unbase64({{ raw }})
   {%- elif t == 'boolean' -%}
     cast({{ raw }} as boolean)
-  {%- elif t in ('int8', 'int16', 'int32', 'int64', 'float32', 'float64') -%}
+  {%- elif t in ('int8', 'int16', 'int32', 'int64') or t in lakecdc_float_types() -%}
     cast({{ raw }} as {{ lakecdc_spark_type(f) }})
+  {%- elif t == 'array' and (f.get('items') or {}).get('type') in lakecdc_float_types() -%}
+    {#- numbers never go through from_json (inexact on Sail): the array text is split at its commas -#}
+    transform(case when {{ raw }} = '[]' then cast(array() as array<string>)
+                   else split(substr({{ raw }}, 2, length({{ raw }}) - 2), ',') end,
+              x -> {{ lakecdc_decode("nullif(replace(x, '" ~ '"' ~ "', ''), 'null')", f.get('items')) }})
   {%- elif t == 'array' -%}
     transform(from_json({{ raw }}, 'array<string>'), x -> {{ lakecdc_decode('x', f.get('items')) }})
   {%- elif t == 'map' -%}
@@ -131,6 +136,33 @@
   {%- else -%}
     {{ raw }}
   {%- endif -%}
+{%- endmacro %}
+
+{#- Connect float schema types: Kafka's JsonConverter writes "float" / "double", older bronze "float32" / "float64" -#}
+{% macro lakecdc_float_types() -%}
+  {{ return(('float32', 'float64', 'float', 'double')) }}
+{%- endmacro %}
+
+{#- Does a field hold floating-point numbers (itself, or in its items, values or struct fields)? Such fields are
+    read from the event text with get_json_object, never through from_json: Sail's from_json parses JSON
+    numbers inexactly (993702636.5144999 -> 993702636.5145), Apache Spark's writes them back as Java text
+    (9.937026365144999E8); get_json_object gives the number's own digits (Sail) or Java's exact text (Spark),
+    and cast(... as double) of either is the exact value. -#}
+{% macro lakecdc_has_float(f) -%}
+  {%- if not f -%}{{ return(false) }}{%- endif -%}
+  {%- if f.get('type') in lakecdc_float_types() or f.get('name') == 'io.debezium.data.geometry.Point' -%}
+    {{ return(true) }}
+  {%- endif -%}
+  {%- for sub in [f.get('items'), f.get('values')] + (f.get('fields') or []) if sub and lakecdc_has_float(sub) -%}
+    {{ return(true) }}
+  {%- endfor -%}
+  {{ return(false) }}
+{%- endmacro %}
+
+{#- SQL: the raw JSON text of `name` in the JSON column `json_col` under `prefix` ('$' or '$.after' ...), with the
+    number's digits untouched (see lakecdc_has_float). -#}
+{% macro lakecdc_json_path(json_col, prefix, name) -%}
+  get_json_object({{ json_col }}, {{ lakecdc_lit(prefix ~ "['" ~ name ~ "']") }})
 {%- endmacro %}
 
 {#- Can a field carry Debezium's unavailable-value placeholder (TOASTed / LOB columns)? -#}
