@@ -55,28 +55,30 @@
   {%- endif -%}
 {%- endmacro %}
 
-{#- A two's complement big-endian integer (base64 text, up to 16 bytes) as decimal(38,0). conv() handles
-    at most 63 bits, so the 32 hex digits are split into 4 + 14 + 14 digits. -#}
-{% macro lakecdc_unscaled_int(raw) -%}
+{#- The exact decimal text (e.g. -123.45) of a two's complement big-endian integer (base64 text, up to 16
+    bytes) scaled by `scale` (SQL int). conv() handles at most 63 bits, so the 32 hex digits are split into
+    4 + 14 + 14 digits. Only the magnitude is computed (a negative number's digits complemented, plus one) and
+    the sign is written as text: no partial sum exceeds the result and nothing is negated, because Apache Spark
+    (ANSI) fails on a decimal(38,0) intermediate beyond 38 digits (the signed form -2^127 + ...) and even on
+    -x or x * -1 for a 38-digit x. -#}
+{% macro lakecdc_decimal_text(raw, scale) -%}
   {%- set h = "hex(unbase64(" ~ raw ~ "))" -%}
   {%- set neg = "(substr(" ~ h ~ ", 1, 1) >= '8')" -%}
-  {%- set p = "lpad(" ~ h ~ ", 32, case when " ~ neg ~ " then 'F' else '0' end)" -%}
-  ((cast(conv(substr({{ p }}, 1, 4), 16, 10) as decimal(38,0)) - case when {{ neg }} then 65536 else 0 end)
-     * cast(5192296858534827628530496329220096 as decimal(38,0))
+  {%- set p = "lpad(case when " ~ neg ~ " then translate(" ~ h ~ ", '0123456789ABCDEF', 'FEDCBA9876543210') else "
+              ~ h ~ " end, 32, '0')" -%}
+  {%- set a -%}
+  cast(cast(conv(substr({{ p }}, 1, 4), 16, 10) as decimal(38,0)) * cast(5192296858534827628530496329220096 as decimal(38,0))
    + cast(conv(substr({{ p }}, 5, 14), 16, 10) as decimal(38,0)) * cast(72057594037927936 as decimal(38,0))
-   + cast(conv(substr({{ p }}, 19, 14), 16, 10) as decimal(38,0)))
-{%- endmacro %}
-
-{#- unscaled integer (decimal(38,0) SQL) and scale (SQL int) -> exact decimal text, e.g. -123.45 -#}
-{% macro lakecdc_scaled_text(unscaled, scale) -%}
+   + cast(conv(substr({{ p }}, 19, 14), 16, 10) as decimal(38,0))
+   + case when {{ neg }} then 1 else 0 end as string)
+  {%- endset -%}
   {#- lpad() truncates longer strings, so pad only short ones -#}
-  {%- set a = "cast(abs(" ~ unscaled ~ ") as string)" -%}
   {%- set d = "(case when length(" ~ a ~ ") <= " ~ scale ~ " then lpad(" ~ a ~ ", " ~ scale ~ " + 1, '0') else " ~ a ~ " end)" -%}
-  case when {{ unscaled }} is null then null
-       when {{ scale }} <= 0 then cast({{ unscaled }} as string)
-       else concat(case when {{ unscaled }} < 0 then '-' else '' end,
-                   substr({{ d }}, 1, length({{ d }}) - {{ scale }}), '.',
-                   substr({{ d }}, length({{ d }}) - {{ scale }} + 1)) end
+  case when {{ raw }} is null then null
+       else concat(case when {{ neg }} then '-' else '' end,
+                   case when {{ scale }} <= 0 then {{ a }}
+                        else concat(substr({{ d }}, 1, length({{ d }}) - {{ scale }}), '.',
+                                    substr({{ d }}, length({{ d }}) - {{ scale }} + 1)) end) end
 {%- endmacro %}
 
 {#- raw: SQL expression of the field's raw JSON text. Returns an expression of lakecdc_spark_type(f). -#}
@@ -104,11 +106,11 @@
     {%- set target = lakecdc_decimal_type(params) -%}
     {%- if t != 'bytes' -%}cast({{ raw }} as {{ target }})
     {%- else -%}
-    cast({{ lakecdc_scaled_text(lakecdc_unscaled_int(raw), params.get('scale', '0') | int) }} as {{ target }})
+    cast({{ lakecdc_decimal_text(raw, params.get('scale', '0') | int) }} as {{ target }})
     {%- endif -%}
   {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}
-    cast({{ lakecdc_scaled_text(lakecdc_unscaled_int("get_json_object(" ~ raw ~ ", '$.value')"),
-                                "cast(get_json_object(" ~ raw ~ ", '$.scale') as int)") }} as decimal(38,10))
+    cast({{ lakecdc_decimal_text("get_json_object(" ~ raw ~ ", '$.value')",
+                                 "cast(get_json_object(" ~ raw ~ ", '$.scale') as int)") }} as decimal(38,10))
   {%- elif name in ('io.debezium.data.geometry.Geometry', 'io.debezium.data.geometry.Geography') -%}
     case when {{ raw }} is not null then named_struct(
       'srid', cast(get_json_object({{ raw }}, '$.srid') as int),
