@@ -174,7 +174,8 @@
     timestamp_millis(source_ts_ms) as _source_ts,
     timestamp_millis(ts_ms) as _ts,
     batch_id as _batch_id,
-    key as _key_json
+    key as _key_json,
+    get_json_object(e.value, '$.source.lsn') as _lsn
   from (
     select e.*, coalesce(__v.after, __v.before) as __vals, from_json(e.key, 'map<string,string>') as __k
     from (
