@@ -61,6 +61,18 @@
              'key_change_toast': row[3] == 1}) }}
 {% endmacro %}
 
+{#- Columns added by ALTER TABLE (lakecdc_column_adds) that the existing silver table lacks: they are added even
+    when no new event arrived, and when one has a default all keys are recomputed, so that the rows older than
+    the ADD get it. One cheap query, only for tables with such columns. -#}
+{% macro lakecdc_missing_added(relation, spec) %}
+  {%- set added = spec['columns'] | selectattr('added') | list -%}
+  {%- if not added -%}{{ return([]) }}{%- endif -%}
+  {%- set have = run_query('select * from ' ~ relation ~ ' limit 0').column_names | map('lower') | list -%}
+  {%- set out = [] -%}
+  {%- for c in added if (c['name'] | lower) not in have -%}{%- do out.append(c) -%}{%- endfor -%}
+  {{ return(out) }}
+{% endmacro %}
+
 {#- The events to (re)compute: every non-truncate event of the keys touched after the watermark. With
     `carry` (new rows hold a create with unavailable values, see lakecdc_carry_over), also every event of the
     keys of all primary-key changes whose create lacked a value, and those values carried over. -#}
@@ -222,12 +234,14 @@
   {%- set new = lakecdc_new_rows(sql, watermark) -%}
   {%- set truncs = new['truncates'] -%}
   {%- set columns = spec['keys'] + spec['columns'] + lakecdc_meta_columns(soft) -%}
+  {%- set missing_added = [] if full else lakecdc_missing_added(target, spec) -%}
 
-  {%- if not full and new['count'] == 0 -%}
+  {%- if not full and new['count'] == 0 and not missing_added -%}
     {{ log("lakecdc: " ~ target ~ " is up to date (no bronze rows after batch " ~ watermark ~ ")", info=true) }}
     {%- call statement('main') -%}select 1 as up_to_date{%- endcall -%}
   {%- else -%}
-    {%- set events_sql = lakecdc_touched_events(spec, sql, watermark, full or new['has_truncate'] or watermark < 0,
+    {%- set events_sql = lakecdc_touched_events(spec, sql, watermark, full or new['has_truncate'] or watermark < 0
+                                                or (missing_added | selectattr('default_added') | list),
                                                 new['key_change_toast']) -%}
     {%- set changes = lakecdc_current_changes(spec, events_sql, truncs) -%}
     {%- if full -%}
@@ -334,12 +348,14 @@
                        {'name': 'valid_from_seq', 'type': 'string'}, {'name': 'valid_to_seq', 'type': 'string'},
                        {'name': 'is_current', 'type': 'boolean'}] -%}
   {%- set columns = spec['keys'] + spec['columns'] + lakecdc_meta_columns(false) + hist_cols -%}
+  {%- set missing_added = [] if full else lakecdc_missing_added(target, spec) -%}
 
-  {%- if not full and new['count'] == 0 -%}
+  {%- if not full and new['count'] == 0 and not missing_added -%}
     {{ log("lakecdc: " ~ target ~ " is up to date (no bronze rows after batch " ~ watermark ~ ")", info=true) }}
     {%- call statement('main') -%}select 1 as up_to_date{%- endcall -%}
   {%- else -%}
-    {%- set events_sql = lakecdc_touched_events(spec, sql, watermark, full or new['has_truncate'] or watermark < 0,
+    {%- set events_sql = lakecdc_touched_events(spec, sql, watermark, full or new['has_truncate'] or watermark < 0
+                                                or (missing_added | selectattr('default_added') | list),
                                                 new['key_change_toast']) -%}
     {%- set versions = lakecdc_history_versions(spec, events_sql, truncs) -%}
     {%- if full -%}

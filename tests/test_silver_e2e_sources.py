@@ -1,5 +1,6 @@
 """Silver equals the source on the real databases for what the change events alone do not carry (issue 17):
-a primary-key change of a row whose TOASTed value stays unchanged (PostgreSQL, REPLICA IDENTITY DEFAULT).
+a primary-key change of a row whose TOASTed value stays unchanged (PostgreSQL, REPLICA IDENTITY DEFAULT), and
+the default of a column added by ALTER TABLE in the rows that existed before (PostgreSQL and MariaDB).
 Captured with `lakecdc run`, then `schema rebuild`, `generate`, `dbt build` in fresh processes (the harness of
 tests/test_e2e_silver.py), first build and incremental build, compared row for row with the source."""
 
@@ -7,11 +8,17 @@ from __future__ import annotations
 
 from tests.test_e2e_silver import (
     BIG_TEXT,
+    MARIA_DB,
+    MARIA_JSON,
+    MARIA_TABLES,
     PG_JSON,
     PG_TABLES,
     Project,
     compare_source,
     events_of,
+    maria_connect,
+    maria_project,  # noqa: F401 - the fixture
+    maria_source_rows,
     pg_execute,
     pg_project,  # noqa: F401 - the fixture
     pg_source_rows,
@@ -55,3 +62,58 @@ def test_postgresql_key_change_keeps_the_toasted_value(pg_project: tuple[Project
     run_pipeline(project, project.dbt_build_local, workload_1, workload_2, compare, between=placeholder_path_taken)
     history = [r for r in project.read_silver("notes_history") if r["id"] in (701, 702)]
     assert history and all(r["body"] == BIG_TEXT for r in history), [(r["id"], len(r["body"] or "")) for r in history]
+
+
+# -- ADD COLUMN ... DEFAULT: the rows that exist at the ADD get the default without a change event ------------
+
+def test_mariadb_added_column_defaults(maria_project: Project, mariadb_params: dict) -> None:  # noqa: F811
+    """Literal defaults (int, string with a quote, decimal, date) added while streaming: the rows that predate
+    the ADD hold the default in the source and in silver; a column no event has shown yet is in silver at once
+    (first build and incremental build)."""
+    def run(*statements: str) -> None:
+        conn = maria_connect(mariadb_params, MARIA_DB)
+        with conn.cursor() as cur:
+            for statement in statements:
+                cur.execute(statement)
+        conn.close()
+
+    def workload_1() -> None:
+        run("ALTER TABLE orders ADD COLUMN priority INT NOT NULL DEFAULT 3, "
+            "ADD COLUMN label VARCHAR(20) DEFAULT 'it''s'",
+            "UPDATE orders SET priority = 9 WHERE order_id = 10000000002",   # one row changes after the ADD
+            "ALTER TABLE documents ADD COLUMN lang VARCHAR(5) DEFAULT 'en'",  # no row changes after it
+            "ALTER TABLE customers ADD COLUMN since DATE DEFAULT '2020-02-29', ADD COLUMN note TEXT")
+
+    def workload_2() -> None:
+        run("ALTER TABLE customers ADD COLUMN credit DECIMAL(8, 2) DEFAULT -1.50, ADD COLUMN visits2 BIGINT DEFAULT 7",
+            "UPDATE customers SET name = 'changed' WHERE id = 1",
+            "ALTER TABLE orders ADD COLUMN weight DOUBLE DEFAULT 0.25",
+            "UPDATE orders SET quantity = 1 WHERE order_id = 10000000001",
+            "UPDATE documents SET title = 'changed' WHERE flags = 0")
+
+    def compare(stage: str) -> None:
+        compare_source(maria_project, MARIA_TABLES, MARIA_JSON, lambda t: maria_source_rows(mariadb_params, t), stage)
+
+    run_pipeline(maria_project, maria_project.dbt_build_local, workload_1, workload_2, compare)
+
+
+def test_postgresql_added_column_with_an_expression_default(pg_project: tuple[Project, str]) -> None:  # noqa: F811
+    """PostgreSQL announces a new column with the table's next change. A default that is an expression (now():
+    one value for all older rows; gen_random_uuid(): volatile, one per row) is not evaluated by silver: the
+    column is there at once, the older rows show NULL (the documented limit), the changed row its value."""
+    project, dsn = pg_project
+    project.ingest()
+    project.prepare_models()
+    project.dbt_build_local()
+    pg_execute(dsn, "ALTER TABLE shop.notes ADD COLUMN seen timestamptz DEFAULT now(), "
+                    "ADD COLUMN token uuid DEFAULT gen_random_uuid()",
+               "UPDATE shop.notes SET n = 2 WHERE id = 7")
+    project.ingest()
+    project.prepare_models()
+    project.dbt_build_local()
+    silver = {r["id"]: r for r in project.read_silver("notes")}
+    source = {r["id"]: r for r in pg_source_rows(dsn, "notes")}
+    assert silver[7]["seen"] is not None and str(silver[7]["token"]) == str(source[7]["token"])
+    older = [i for i in silver if i != 7]
+    assert older and all(silver[i]["seen"] is None and silver[i]["token"] is None for i in older)
+    assert all(source[i]["seen"] is not None for i in older)  # what the limit costs: the source has values
