@@ -49,16 +49,19 @@
 {#- What the staging rows after `watermark` hold: (row count, max batch, truncate in them?) and all
     truncate seqs of the table (few) in ascending order. -#}
 {% macro lakecdc_new_rows(staging_sql, watermark) %}
-  {%- set row = run_query("select count(*), max(_batch_id), max(case when _op = 't' then 1 else 0 end), "
-                          ~ "max(case when _op = 'c' and size(_unavailable) > 0 and _lsn is not null then 1 else 0 end) from ("
+  {%- set row = run_query("select count(*), max(_batch_id), max(case when _op = 't' then 1 else 0 end) from ("
                           ~ staging_sql ~ ") __n where _batch_id > " ~ watermark).rows[0] -%}
+  {#- creates with unavailable values (primary-key changes, see lakecdc_carry_over): a query of its own, so that
+      only creates are decoded (the filter on _op reaches the bronze scan) -#}
+  {%- set carry = run_query("select 1 from (" ~ staging_sql ~ ") __c where _batch_id > " ~ watermark
+                            ~ " and _op = 'c' and _lsn is not null and size(_unavailable) > 0 limit 1").rows -%}
   {%- set truncs = [] -%}
   {%- for r in run_query("select _seq, max(cast(_source_ts as string)) from (" ~ staging_sql
                          ~ ") __t where _op = 't' group by _seq order by _seq").rows -%}
     {%- do truncs.append([r[0], r[1]]) -%}
   {%- endfor -%}
   {{ return({'count': row[0] | int, 'max_batch': row[1], 'has_truncate': row[2] == 1, 'truncates': truncs,
-             'key_change_toast': row[3] == 1}) }}
+             'key_change_toast': carry | length > 0}) }}
 {% endmacro %}
 
 {#- Columns added by ALTER TABLE (lakecdc_column_adds) that the existing silver table lacks: they are added even
