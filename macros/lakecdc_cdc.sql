@@ -51,21 +51,98 @@
 {% macro lakecdc_new_rows(staging_sql, watermark) %}
   {%- set row = run_query("select count(*), max(_batch_id), max(case when _op = 't' then 1 else 0 end) from ("
                           ~ staging_sql ~ ") __n where _batch_id > " ~ watermark).rows[0] -%}
+  {#- creates with unavailable values (primary-key changes, see lakecdc_carry_over): a query of its own, so that
+      only creates are decoded (the filter on _op reaches the bronze scan) -#}
+  {%- set carry = run_query("select 1 from (" ~ staging_sql ~ ") __c where _batch_id > " ~ watermark
+                            ~ " and _op = 'c' and _lsn is not null and size(_unavailable) > 0 limit 1").rows -%}
   {%- set truncs = [] -%}
   {%- for r in run_query("select _seq, max(cast(_source_ts as string)) from (" ~ staging_sql
                          ~ ") __t where _op = 't' group by _seq order by _seq").rows -%}
     {%- do truncs.append([r[0], r[1]]) -%}
   {%- endfor -%}
-  {{ return({'count': row[0] | int, 'max_batch': row[1], 'has_truncate': row[2] == 1, 'truncates': truncs}) }}
+  {{ return({'count': row[0] | int, 'max_batch': row[1], 'has_truncate': row[2] == 1, 'truncates': truncs,
+             'key_change_toast': carry | length > 0}) }}
 {% endmacro %}
 
-{#- The events to (re)compute: every non-truncate event of the keys touched after the watermark. -#}
-{% macro lakecdc_touched_events(staging_sql, watermark, all_keys) -%}
+{#- Columns added by ALTER TABLE (lakecdc_column_adds) that the existing silver table lacks: they are added even
+    when no new event arrived, and when one has a default all keys are recomputed, so that the rows older than
+    the ADD get it. One cheap query, only for tables with such columns. -#}
+{% macro lakecdc_missing_added(relation, spec) %}
+  {%- set added = spec['columns'] | selectattr('added') | list -%}
+  {%- if not added -%}{{ return([]) }}{%- endif -%}
+  {%- set have = run_query('select * from ' ~ relation ~ ' limit 0').column_names | map('lower') | list -%}
+  {%- set out = [] -%}
+  {%- for c in added if (c['name'] | lower) not in have -%}{%- do out.append(c) -%}{%- endfor -%}
+  {{ return(out) }}
+{% endmacro %}
+
+{#- The events to (re)compute: every non-truncate event of the keys touched after the watermark. With
+    `carry` (new rows hold a create with unavailable values, see lakecdc_carry_over), also every event of the
+    keys of all primary-key changes whose create lacked a value, and those values carried over. -#}
+{% macro lakecdc_touched_events(spec, staging_sql, watermark, all_keys, carry=false) -%}
+  {%- set events -%}
   select * from ({{ staging_sql }}) __e
   where _op <> 't'
   {%- if not all_keys %}
-    and _key_json in (select _key_json from ({{ staging_sql }}) __n where _batch_id > {{ watermark }} and _op <> 't')
+    and (_key_json in (select _key_json from ({{ staging_sql }}) __n where _batch_id > {{ watermark }} and _op <> 't')
+    {%- if carry %}
+         or _key_json in (select _key_json from ({{ staging_sql }}) __k where _lsn in (
+               select _lsn from ({{ staging_sql }}) __c where _op = 'c' and size(_unavailable) > 0))
+    {%- endif %})
   {%- endif %}
+  {%- endset -%}
+  {%- if carry -%}{{ lakecdc_carry_over(spec, events) }}{%- else -%}{{ events }}{%- endif -%}
+{%- endmacro %}
+
+{#- Primary-key changes of rows with unavailable (TOASTed, unchanged) values. PostgreSQL under REPLICA IDENTITY
+    DEFAULT logs no old value for them, so the create of the new key carries the placeholder while its delete
+    carries only the key. Both events come from one source change (the same source.lsn, `_lsn`): the create
+    continues the row the delete ended. Every event gets its row's lineage (the incarnation of its key, i.e.
+    the key and the seq of its latest create/read, followed back through such delete/create pairs, up to
+    var lakecdc_key_change_depth (8) key changes), and an unavailable value takes the latest available value of
+    its lineage before it (a delete's before image is no source: under DEFAULT identity it holds only the
+    key). Returns the events with the same columns, those values filled in. -#}
+{% macro lakecdc_carry_over(spec, events_sql) -%}
+  {%- set keys = spec['keys'] | map(attribute='name') | list -%}
+  {%- set toast = spec['columns'] | selectattr('toast') | list -%}
+  {%- set depth = var('lakecdc_key_change_depth', 8) | int -%}
+  with __i as (
+    select *, concat(_key_json, '@', coalesce(last_value(case when _op in ('c', 'r') then _seq end) ignore nulls over (
+                partition by _key_json order by _seq rows between unbounded preceding and current row), '')) as __inc
+    from ({{ events_sql }}) __ev
+  ),
+  __p as (
+    select __c.__inc as __child, max_by(__d.__inc, __d._seq) as __parent
+    from __i __c join __i __d on __c._lsn = __d._lsn and __d._op = 'd' and __d._key_json <> __c._key_json
+                              and __d._seq < __c._seq
+    where __c._op = 'c' and size(__c._unavailable) > 0
+    group by __c.__inc
+  ),
+  __r as (
+    select __p1.__child, coalesce({% for n in range(depth, 0, -1) %}__p{{ n }}.__parent{% if not loop.last %}, {% endif %}{% endfor %}) as __root
+    from __p __p1
+    {%- for n in range(2, depth + 1) %}
+    left join __p __p{{ n }} on __p{{ n }}.__child = __p{{ n - 1 }}.__parent
+    {%- endfor %}
+  ),
+  __l as (
+    select __i.*, coalesce(__r.__root, __i.__inc) as __lineage from __i left join __r on __r.__child = __i.__inc
+  )
+  select
+    {%- for k in keys %} {{ lakecdc_ident(k) }},{% endfor %}
+    {%- for c in spec['columns'] %}
+    {%- if c['toast'] %}
+    last_value(case when _op <> 'd' and not array_contains(_unavailable, {{ lakecdc_lit(c['name']) }})
+                    then struct({{ lakecdc_ident(c['name']) }}) end)
+      ignore nulls over (partition by __lineage order by _seq rows between unbounded preceding and current row).{{ lakecdc_ident(c['name']) }}
+      as {{ lakecdc_ident(c['name']) }},
+    {%- else %}
+    {{ lakecdc_ident(c['name']) }},
+    {%- endif %}
+    {%- endfor %}
+    filter(_unavailable, x -> x not in ({% for c in toast %}{{ lakecdc_lit(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %})) as _unavailable,
+    _op, _seq, _source_ts, _ts, _batch_id, _key_json, _lsn
+  from __l
 {%- endmacro %}
 
 {#- SQL: the first truncate after `seq_expr` (or null) from the ascending list `truncs` of [seq, source ts]:
@@ -160,12 +237,15 @@
   {%- set new = lakecdc_new_rows(sql, watermark) -%}
   {%- set truncs = new['truncates'] -%}
   {%- set columns = spec['keys'] + spec['columns'] + lakecdc_meta_columns(soft) -%}
+  {%- set missing_added = [] if full else lakecdc_missing_added(target, spec) -%}
 
-  {%- if not full and new['count'] == 0 -%}
+  {%- if not full and new['count'] == 0 and not missing_added -%}
     {{ log("lakecdc: " ~ target ~ " is up to date (no bronze rows after batch " ~ watermark ~ ")", info=true) }}
     {%- call statement('main') -%}select 1 as up_to_date{%- endcall -%}
   {%- else -%}
-    {%- set events_sql = lakecdc_touched_events(sql, watermark, full or new['has_truncate'] or watermark < 0) -%}
+    {%- set events_sql = lakecdc_touched_events(spec, sql, watermark, full or new['has_truncate'] or watermark < 0
+                                                or (missing_added | selectattr('default_added') | list),
+                                                new['key_change_toast']) -%}
     {%- set changes = lakecdc_current_changes(spec, events_sql, truncs) -%}
     {%- if full -%}
       {%- set select_sql -%}
@@ -271,12 +351,15 @@
                        {'name': 'valid_from_seq', 'type': 'string'}, {'name': 'valid_to_seq', 'type': 'string'},
                        {'name': 'is_current', 'type': 'boolean'}] -%}
   {%- set columns = spec['keys'] + spec['columns'] + lakecdc_meta_columns(false) + hist_cols -%}
+  {%- set missing_added = [] if full else lakecdc_missing_added(target, spec) -%}
 
-  {%- if not full and new['count'] == 0 -%}
+  {%- if not full and new['count'] == 0 and not missing_added -%}
     {{ log("lakecdc: " ~ target ~ " is up to date (no bronze rows after batch " ~ watermark ~ ")", info=true) }}
     {%- call statement('main') -%}select 1 as up_to_date{%- endcall -%}
   {%- else -%}
-    {%- set events_sql = lakecdc_touched_events(sql, watermark, full or new['has_truncate'] or watermark < 0) -%}
+    {%- set events_sql = lakecdc_touched_events(spec, sql, watermark, full or new['has_truncate'] or watermark < 0
+                                                or (missing_added | selectattr('default_added') | list),
+                                                new['key_change_toast']) -%}
     {%- set versions = lakecdc_history_versions(spec, events_sql, truncs) -%}
     {%- if full -%}
       {%- set select_sql -%}

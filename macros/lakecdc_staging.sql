@@ -49,6 +49,96 @@
   {{ return(resolved) }}
 {% endmacro %}
 
+{#- SQL: the raw JSON text of a field of the row image (after, or before for a delete) or of the key. Fields
+    holding floats are read with get_json_object from the event text (exact digits, see lakecdc_has_float);
+    the others from the decoded map (one JSON parse per event). -#}
+{% macro lakecdc_field_raw(f, key=false) -%}
+  {%- if lakecdc_has_float(f) and "'" not in f.field and "]" not in f.field -%}
+    {%- if key -%}{{ lakecdc_json_path('e.key', '$', f.field) }}
+    {%- else -%}
+    (case when e.__v.after is null then {{ lakecdc_json_path('e.value', '$.before', f.field) }}
+          else {{ lakecdc_json_path('e.value', '$.after', f.field) }} end)
+    {%- endif -%}
+  {%- elif key -%}__k[{{ lakecdc_lit(f.field) }}]
+  {%- else -%}__vals[{{ lakecdc_lit(f.field) }}]
+  {%- endif -%}
+{%- endmacro %}
+
+{#- Columns added by ALTER TABLE, from <S>_schema_history (when it exists): {name: {seq, column, default_sql,
+    expression}} for every column of the latest version that its previous version lacked (rename targets
+    excluded). `seq`: the schema change's valid_from_seq; events up to it predate the column. `column`: its
+    history entry (name, spark_type, ...). The database fills the rows that exist at the ADD with the default
+    and sends no change event for them, so silver gives those events the default: `default_sql` for a literal
+    default (lakecdc_default_sql), `expression` for a default that is an expression (now(), nextval(...), ...),
+    which silver cannot evaluate as the database did (see docs/silver.md). -#}
+{% macro lakecdc_column_adds(source_name, table_id, renames) %}
+  {%- set history = lakecdc_bronze_relation(source_name, 'schema_history') -%}
+  {%- if not execute or adapter.get_relation(database=none, schema=history.schema, identifier=history.identifier) is none -%}
+    {{ return({}) }}
+  {%- endif -%}
+  {%- set rows = run_query("select columns, valid_from_seq, change_kind from " ~ history ~ " where table_id = "
+                           ~ lakecdc_lit(table_id) ~ " and change_kind in ('CREATE', 'ALTER', 'DROP') order by version").rows -%}
+  {%- set adds = {} -%}
+  {%- set ns = namespace(prev=none) -%}
+  {%- for row in rows -%}
+    {%- if row[2] == 'DROP' -%}
+      {%- do adds.clear() -%}{%- set ns.prev = none -%}
+    {%- else -%}
+      {%- set cols = fromjson(row[0]) or [] -%}
+      {%- set names = cols | map(attribute='name') | list -%}
+      {%- for name in adds.keys() | list if name not in names -%}{%- do adds.pop(name) -%}{%- endfor -%}
+      {%- if ns.prev is not none -%}
+        {%- set prev_names = ns.prev | map(attribute='name') | list -%}
+        {%- for c in cols if c['name'] not in prev_names and c['name'] not in renames.values() -%}
+          {%- do adds.update({c['name']: {'seq': row[1], 'column': c, 'default': c.get('default') if c.get('has_default') else none}}) -%}
+        {%- endfor -%}
+      {%- endif -%}
+      {%- set ns.prev = cols -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(adds) }}
+{% endmacro %}
+
+{#- A column default as the source reports it (MariaDB: the literal's text, e.g. 7, it's, 2024-01-02, or the
+    expression, e.g. CURRENT_TIMESTAMP; PostgreSQL: pg_get_expr, e.g. 7, 'it''s'::text, now()) -> SQL of type
+    `spark_type`, or none when it is an expression or the type is not one silver fills (timestamps, times,
+    binaries: their default texts depend on the session's time zone or encoding). -#}
+{% macro lakecdc_default_sql(default, spark_type) %}
+  {%- set re = modules.re -%}
+  {%- set d = (default or '') | trim -%}
+  {%- set quoted = re.fullmatch("'((?:[^']|'')*)'(?:::[A-Za-z0-9_ \".\\[\\]()]+)?", d) -%}
+  {%- set number = re.fullmatch("\\(?(-?[0-9]+(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\\)?(?:::[A-Za-z0-9_ ]+)?", d) -%}
+  {%- set t = spark_type | lower -%}
+  {%- if default is none or d | upper == 'NULL' or (d | upper).startswith('NULL::') -%}{{ return(none) }}{%- endif -%}
+  {%- if quoted -%}{%- set text = quoted.group(1) | replace("''", "'") -%}
+  {%- elif number -%}{%- set text = number.group(1) -%}
+  {%- elif d | lower in ('true', 'false') -%}
+    {%- set text = d | lower if t == 'boolean' else ('1' if d | lower == 'true' else '0') -%}
+  {%- elif '(' in d or (d | lower) in ('current_timestamp', 'current_date', 'current_time', 'localtime', 'localtimestamp',
+                                        'current_user', 'session_user', 'user', 'current_role', 'current_schema',
+                                        'current_catalog', 'sysdate', 'now') -%}
+    {{ return(none) }}
+  {%- else -%}{%- set text = d -%}
+  {%- endif -%}
+  {%- if t in ('tinyint', 'smallint', 'int', 'bigint', 'float', 'double', 'string', 'boolean', 'date')
+         or t.startswith('decimal(') -%}
+    {{ return('cast(' ~ lakecdc_lit(text) ~ ' as ' ~ t ~ ')') }}
+  {%- endif -%}
+  {{ return(none) }}
+{% endmacro %}
+
+{#- The silver type of a column known only from the schema history (no event since it was added), or none when
+    the history's Spark type may differ from what its events will decode to (timestamps, times, booleans from
+    TINYINT(1), binaries, ...): such a column appears with its first event, as before. -#}
+{% macro lakecdc_history_type(column) %}
+  {%- set t = (column.get('spark_type') or '') | lower -%}
+  {%- if (column.get('type_name') or '') | upper in ('BOOLEAN', 'BOOL', 'BIT') -%}{{ return(none) }}{%- endif -%}
+  {%- if t in ('tinyint', 'smallint', 'int', 'bigint', 'double', 'float', 'string', 'date') or t.startswith('decimal(') -%}
+    {{ return(t) }}
+  {%- endif -%}
+  {{ return(none) }}
+{% endmacro %}
+
 {% macro lakecdc_table_spec(source_name, table_id) %}
   {%- if not execute -%}
     {{ return({'keys': [], 'columns': [], 'found': false, 'renames': {}}) }}
@@ -85,11 +175,17 @@
             {%- do cols.update({name: {'types': [], 'variants': [], 'toast': false, 'raws': []}}) -%}
             {%- do order.append(name) -%}
           {%- endif -%}
-          {%- set raw = "__vals[" ~ lakecdc_lit(f.field) ~ "]" -%}
+          {%- set raw = lakecdc_field_raw(f) -%}
           {%- do cols[name]['types'].append(lakecdc_spark_type(f) | trim) -%}
           {%- do cols[name]['variants'].append([row[1], lakecdc_decode(raw, f) | trim]) -%}
           {%- if raw not in cols[name]['raws'] -%}{%- do cols[name]['raws'].append(raw) -%}{%- endif -%}
           {%- if lakecdc_may_be_unavailable(f) | trim == 'True' -%}{%- do cols[name].update({'toast': true}) -%}{%- endif -%}
+          {%- if f.get('default') is not none and (f.get('name') or '') in ('', 'org.apache.kafka.connect.data.Decimal')
+                 and f.get('type') in ('int8', 'int16', 'int32', 'int64', 'boolean', 'string', 'bytes') + lakecdc_float_types() -%}
+            {#- the value schema's default (Debezium's, for a literal column default): decoded like a value -#}
+            {%- set text = f['default'] if f['default'] is string else tojson(f['default']) -%}
+            {%- do cols[name].update({'schema_default': lakecdc_decode(lakecdc_lit(text), f) | trim}) -%}
+          {%- endif -%}
         {%- endfor -%}
       {%- elif after -%}
         {#- MongoDB: `after` is the document as a JSON string -#}
@@ -106,7 +202,7 @@
     {%- for f in ns.key_schema.get('fields') or [] -%}
       {%- set t = lakecdc_spark_type(f) | trim -%}
       {%- do keys.append({'name': f.field, 'type': t,
-                          'expr': 'cast(' ~ (lakecdc_decode("__k[" ~ lakecdc_lit(f.field) ~ "]", f) | trim) ~ ' as ' ~ t ~ ')'}) -%}
+                          'expr': 'cast(' ~ (lakecdc_decode(lakecdc_field_raw(f, key=true), f) | trim) ~ ' as ' ~ t ~ ')'}) -%}
     {%- endfor -%}
   {%- endif -%}
   {%- set key_names = keys | map(attribute='name') | list -%}
@@ -126,7 +222,35 @@
       {%- endfor -%}
       {%- set expr = 'case ' ~ parts | join(' ') ~ ' end' -%}
     {%- endif -%}
-    {%- do columns.append({'name': name, 'type': t, 'expr': expr, 'toast': c['toast'], 'raws': c['raws']}) -%}
+    {%- do columns.append({'name': name, 'type': t, 'expr': expr, 'toast': c['toast'], 'raws': c['raws'],
+                           'schema_default': c.get('schema_default')}) -%}
+  {%- endfor -%}
+  {#- columns added by ALTER TABLE: the default for the rows that predate them; a column no event has shown
+      yet is there at once -#}
+  {%- set adds = lakecdc_column_adds(source_name, table_id, renames) -%}
+  {%- for name, add in adds.items() if name not in key_names -%}
+    {%- set known = columns | selectattr('name', 'equalto', name) | list -%}
+    {%- set t = known[0]['type'] if known else lakecdc_history_type(add['column']) -%}
+    {%- if t is not none -%}
+      {#- the history's default text (MariaDB/MySQL DDL); else the value schema's default (PostgreSQL: its history
+          has no defaults) -#}
+      {%- set default_sql = lakecdc_default_sql(add['default'], t) if add['default'] is not none
+                            else (known[0].get('schema_default') if known else none) -%}
+      {%- if add['default'] is not none and default_sql is none -%}
+        {{ log("lakecdc: " ~ table_id ~ "." ~ name ~ " was added with the default " ~ add['default'] ~ ", which silver "
+               ~ "does not evaluate: rows that existed before the ADD COLUMN show NULL until they change (re-snapshot the "
+               ~ "table to fill them)", info=true) }}
+      {%- endif -%}
+      {%- set before = 'cast(' ~ (default_sql or 'null') ~ ' as ' ~ t ~ ')' -%}
+      {%- if known -%}
+        {%- do known[0].update({'expr': 'case when e.seq <= ' ~ lakecdc_lit(add['seq']) ~ ' then ' ~ before
+                                         ~ ' else ' ~ known[0]['expr'] ~ ' end', 'added': true,
+                                'default_added': default_sql is not none}) -%}
+      {%- else -%}
+        {%- do columns.append({'name': name, 'type': t, 'expr': before, 'toast': false, 'raws': [], 'added': true,
+                               'default_added': default_sql is not none}) -%}
+      {%- endif -%}
+    {%- endif -%}
   {%- endfor -%}
   {{ return({'keys': keys, 'columns': columns, 'found': rows | length > 0, 'renames': renames}) }}
 {% endmacro %}
@@ -159,7 +283,8 @@
     timestamp_millis(source_ts_ms) as _source_ts,
     timestamp_millis(ts_ms) as _ts,
     batch_id as _batch_id,
-    key as _key_json
+    key as _key_json,
+    get_json_object(e.value, '$.source.lsn') as _lsn
   from (
     select e.*, coalesce(__v.after, __v.before) as __vals, from_json(e.key, 'map<string,string>') as __k
     from (

@@ -45,8 +45,8 @@
   {%- elif t == 'int16' -%}smallint
   {%- elif t == 'int32' -%}int
   {%- elif t == 'int64' -%}bigint
-  {%- elif t in ('float', 'float32') -%}float
-  {%- elif t in ('double', 'float64') -%}double
+  {%- elif t in ('float32', 'float') -%}float
+  {%- elif t in ('float64', 'double') -%}double
   {%- elif t == 'boolean' -%}boolean
   {%- elif t == 'bytes' -%}binary
   {%- elif t == 'array' -%}array<{{ lakecdc_spark_type(f.get('items')) }}>
@@ -55,28 +55,30 @@
   {%- endif -%}
 {%- endmacro %}
 
-{#- A two's complement big-endian integer (base64 text, up to 16 bytes) as decimal(38,0). conv() handles
-    at most 63 bits, so the 32 hex digits are split into 4 + 14 + 14 digits. -#}
-{% macro lakecdc_unscaled_int(raw) -%}
+{#- The exact decimal text (e.g. -123.45) of a two's complement big-endian integer (base64 text, up to 16
+    bytes) scaled by `scale` (SQL int). conv() handles at most 63 bits, so the 32 hex digits are split into
+    4 + 14 + 14 digits. Only the magnitude is computed (a negative number's digits complemented, plus one) and
+    the sign is written as text: no partial sum exceeds the result and nothing is negated, because Apache Spark
+    (ANSI) fails on a decimal(38,0) intermediate beyond 38 digits (the signed form -2^127 + ...) and even on
+    -x or x * -1 for a 38-digit x. -#}
+{% macro lakecdc_decimal_text(raw, scale) -%}
   {%- set h = "hex(unbase64(" ~ raw ~ "))" -%}
   {%- set neg = "(substr(" ~ h ~ ", 1, 1) >= '8')" -%}
-  {%- set p = "lpad(" ~ h ~ ", 32, case when " ~ neg ~ " then 'F' else '0' end)" -%}
-  ((cast(conv(substr({{ p }}, 1, 4), 16, 10) as decimal(38,0)) - case when {{ neg }} then 65536 else 0 end)
-     * cast(5192296858534827628530496329220096 as decimal(38,0))
+  {%- set p = "lpad(case when " ~ neg ~ " then translate(" ~ h ~ ", '0123456789ABCDEF', 'FEDCBA9876543210') else "
+              ~ h ~ " end, 32, '0')" -%}
+  {%- set a -%}
+  cast(cast(conv(substr({{ p }}, 1, 4), 16, 10) as decimal(38,0)) * cast(5192296858534827628530496329220096 as decimal(38,0))
    + cast(conv(substr({{ p }}, 5, 14), 16, 10) as decimal(38,0)) * cast(72057594037927936 as decimal(38,0))
-   + cast(conv(substr({{ p }}, 19, 14), 16, 10) as decimal(38,0)))
-{%- endmacro %}
-
-{#- unscaled integer (decimal(38,0) SQL) and scale (SQL int) -> exact decimal text, e.g. -123.45 -#}
-{% macro lakecdc_scaled_text(unscaled, scale) -%}
+   + cast(conv(substr({{ p }}, 19, 14), 16, 10) as decimal(38,0))
+   + case when {{ neg }} then 1 else 0 end as string)
+  {%- endset -%}
   {#- lpad() truncates longer strings, so pad only short ones -#}
-  {%- set a = "cast(abs(" ~ unscaled ~ ") as string)" -%}
   {%- set d = "(case when length(" ~ a ~ ") <= " ~ scale ~ " then lpad(" ~ a ~ ", " ~ scale ~ " + 1, '0') else " ~ a ~ " end)" -%}
-  case when {{ unscaled }} is null then null
-       when {{ scale }} <= 0 then cast({{ unscaled }} as string)
-       else concat(case when {{ unscaled }} < 0 then '-' else '' end,
-                   substr({{ d }}, 1, length({{ d }}) - {{ scale }}), '.',
-                   substr({{ d }}, length({{ d }}) - {{ scale }} + 1)) end
+  case when {{ raw }} is null then null
+       else concat(case when {{ neg }} then '-' else '' end,
+                   case when {{ scale }} <= 0 then {{ a }}
+                        else concat(substr({{ d }}, 1, length({{ d }}) - {{ scale }}), '.',
+                                    substr({{ d }}, length({{ d }}) - {{ scale }} + 1)) end) end
 {%- endmacro %}
 
 {#- raw: SQL expression of the field's raw JSON text. Returns an expression of lakecdc_spark_type(f). -#}
@@ -104,11 +106,11 @@
     {%- set target = lakecdc_decimal_type(params) -%}
     {%- if t != 'bytes' -%}cast({{ raw }} as {{ target }})
     {%- else -%}
-    cast({{ lakecdc_scaled_text(lakecdc_unscaled_int(raw), params.get('scale', '0') | int) }} as {{ target }})
+    cast({{ lakecdc_decimal_text(raw, params.get('scale', '0') | int) }} as {{ target }})
     {%- endif -%}
   {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}
-    cast({{ lakecdc_scaled_text(lakecdc_unscaled_int("get_json_object(" ~ raw ~ ", '$.value')"),
-                                "cast(get_json_object(" ~ raw ~ ", '$.scale') as int)") }} as decimal(38,10))
+    cast({{ lakecdc_decimal_text("get_json_object(" ~ raw ~ ", '$.value')",
+                                 "cast(get_json_object(" ~ raw ~ ", '$.scale') as int)") }} as decimal(38,10))
   {%- elif name in ('io.debezium.data.geometry.Geometry', 'io.debezium.data.geometry.Geography') -%}
     case when {{ raw }} is not null then named_struct(
       'srid', cast(get_json_object({{ raw }}, '$.srid') as int),
@@ -122,8 +124,13 @@
     unbase64({{ raw }})
   {%- elif t == 'boolean' -%}
     cast({{ raw }} as boolean)
-  {%- elif t in ('int8', 'int16', 'int32', 'int64', 'float', 'double', 'float32', 'float64') -%}
+  {%- elif t in ('int8', 'int16', 'int32', 'int64') or t in lakecdc_float_types() -%}
     cast({{ raw }} as {{ lakecdc_spark_type(f) }})
+  {%- elif t == 'array' and (f.get('items') or {}).get('type') in lakecdc_float_types() -%}
+    {#- numbers never go through from_json (inexact on Sail): the array text is split at its commas -#}
+    transform(case when {{ raw }} = '[]' then cast(array() as array<string>)
+                   else split(substr({{ raw }}, 2, length({{ raw }}) - 2), ',') end,
+              x -> {{ lakecdc_decode("nullif(replace(x, '" ~ '"' ~ "', ''), 'null')", f.get('items')) }})
   {%- elif t == 'array' -%}
     transform(from_json({{ raw }}, 'array<string>'), x -> {{ lakecdc_decode('x', f.get('items')) }})
   {%- elif t == 'map' -%}
@@ -131,6 +138,33 @@
   {%- else -%}
     {{ raw }}
   {%- endif -%}
+{%- endmacro %}
+
+{#- Connect float schema types: Kafka's JsonConverter writes "float" / "double", older bronze "float32" / "float64" -#}
+{% macro lakecdc_float_types() -%}
+  {{ return(('float32', 'float64', 'float', 'double')) }}
+{%- endmacro %}
+
+{#- Does a field hold floating-point numbers (itself, or in its items, values or struct fields)? Such fields are
+    read from the event text with get_json_object, never through from_json: Sail's from_json parses JSON
+    numbers inexactly (993702636.5144999 -> 993702636.5145), Apache Spark's writes them back as Java text
+    (9.937026365144999E8); get_json_object gives the number's own digits (Sail) or Java's exact text (Spark),
+    and cast(... as double) of either is the exact value. -#}
+{% macro lakecdc_has_float(f) -%}
+  {%- if not f -%}{{ return(false) }}{%- endif -%}
+  {%- if f.get('type') in lakecdc_float_types() or f.get('name') == 'io.debezium.data.geometry.Point' -%}
+    {{ return(true) }}
+  {%- endif -%}
+  {%- for sub in [f.get('items'), f.get('values')] + (f.get('fields') or []) if sub and lakecdc_has_float(sub) -%}
+    {{ return(true) }}
+  {%- endfor -%}
+  {{ return(false) }}
+{%- endmacro %}
+
+{#- SQL: the raw JSON text of `name` in the JSON column `json_col` under `prefix` ('$' or '$.after' ...), with the
+    number's digits untouched (see lakecdc_has_float). -#}
+{% macro lakecdc_json_path(json_col, prefix, name) -%}
+  get_json_object({{ json_col }}, {{ lakecdc_lit(prefix ~ "['" ~ name ~ "']") }})
 {%- endmacro %}
 
 {#- Can a field carry Debezium's unavailable-value placeholder (TOASTed / LOB columns)? -#}

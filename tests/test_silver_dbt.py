@@ -199,3 +199,47 @@ def test_renamed_column_keeps_its_data(engine, warehouse: Path, tmp_path: Path):
     assert history == [(1, "d1"), (2, "d2"), (2, "new2")]
     run_dbt(engine, project, "build", "--full-refresh")
     assert _rows(spark, "silver.inv__items") == incremental
+
+
+def test_added_column_default_from_the_value_schema(engine, warehouse: Path, tmp_path: Path):
+    """PostgreSQL-style: the schema history shows the column added (without its default), the value schema after
+    the ADD carries Debezium's `default`: the rows older than the ADD get it, incremental and full refresh."""
+    import json
+
+    from ingest.bronze.contract import ddl_columns, encode_seq
+    from ingest.schema.history import HISTORY_COLUMNS
+
+    spark = engine.spark
+    v1 = [("id", INT32), ("name", STRING)]
+    v2 = [*v1, ("prio", {"type": "int32", "default": -2}), ("tag", {"type": "string", "default": "it's"}),
+          ("ratio", {"type": "double", "default": 0.1}), ("plain", INT32)]
+    b = Bronze(spark, warehouse)
+    b.land([b.event(T, "c", {"id": i}, None, {"id": i, "name": f"n{i}"}, KEYS, v1) for i in (1, 2)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build")
+
+    def version(n: int, names: list[str], seq: str) -> tuple:
+        cols = [{"name": c, "position": i + 1, "type_name": "int4", "key": c == "id", "has_default": False,
+                 "default": None} for i, c in enumerate(names)]
+        row = {name: None for name, _ in HISTORY_COLUMNS}
+        row.update(source="inv", table_id=T, version=n, valid_from_seq=seq, change_kind="ALTER" if n > 1
+                   else "CREATE", columns=json.dumps(cols), primary_key='["id"]', parse_status="ok")
+        return tuple(row[name] for name, _ in HISTORY_COLUMNS)
+
+    rows = [version(1, ["id", "name"], encode_seq([0, 0], [12, 4])),
+            version(2, ["id", "name", "prio", "tag", "ratio", "plain"], encode_seq([2, 0], [12, 4]))]
+    spark.createDataFrame(rows, schema=ddl_columns(HISTORY_COLUMNS)).write.format("delta").save(
+        str(warehouse / "bronze" / "inv_schema_history"))
+    spark.sql(f"CREATE TABLE bronze.inv_schema_history USING delta LOCATION '{warehouse}/bronze/inv_schema_history'")
+    b.land([b.event(T, "u", {"id": 2}, None, {"id": 2, "name": "n2", "prio": 5, "tag": "t", "ratio": 1.5,
+                                              "plain": 3}, KEYS, v2)])
+    run_dbt(engine, project, "build")
+    incremental = [(r["id"], r["prio"], r["tag"], r["ratio"], r["plain"]) for r in _rows(spark, "silver.inv__items")]
+    assert incremental == [(1, -2, "it's", 0.1, None), (2, 5, "t", 1.5, 3)]
+    history = [(r["id"], r["prio"], r["is_current"])
+               for r in _rows(spark, "silver.inv__items_history", "id, valid_from_seq")]
+    assert history == [(1, -2, True), (2, -2, False), (2, 5, True)]
+    run_dbt(engine, project, "build", "--full-refresh")
+    assert [(r["id"], r["prio"], r["tag"], r["ratio"], r["plain"]) for r in _rows(spark, "silver.inv__items")] \
+        == incremental

@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Context, Decimal
 from pathlib import Path
 
 from ingest.bronze.contract import EVENTS_COLUMNS, SCHEMAS_COLUMNS, ddl_columns, encode_seq
@@ -32,7 +32,7 @@ def decimal_field(precision: int, scale: int) -> dict:
 
 def encode_decimal(value: Decimal, scale: int) -> str:
     """Kafka Connect Decimal: unscaled two's complement big-endian bytes, base64."""
-    unscaled = int(value.scaleb(scale))
+    unscaled = int(value.scaleb(scale, Context(prec=200)))  # the default context would round to 28 digits
     length = max(1, (unscaled.bit_length() + 8) // 8)
     return base64.b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
 
