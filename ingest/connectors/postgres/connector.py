@@ -213,13 +213,11 @@ class PostgresConnector(SourceConnector):
             catalog = Catalog(reader)
             tables = [t for t in catalog.tables() if props.captures_table(t[0], t[1])]
             pending = _Pending()
-            ready: Batch | None = None  # one batch of lookahead, so the last one can be marked complete
+            # Flushed batches that may still hold the snapshot's last row: Debezium marks "last" on the last
+            # row of the last table with rows, known only when a later row arrives or the snapshot ends.
+            # (Probing each table for rows up front would lock every table for the whole snapshot.)
+            held: list[Batch] = []
             marks = _SnapshotMarks()
-            # Debezium marks "last" on the snapshot's last record (the last row of the last table that has
-            # rows; measured), "first" only in the first table even when it is empty: find that table
-            with_rows = ([i for i, (sch, name, _) in enumerate(tables) if _has_rows(reader, sch, name)]
-                         if props.snapshot_mode != "no_data" else [])
-            last_index = with_rows[-1] if with_rows else -1
             for table_index, (schema, name, relid) in enumerate(tables):
                 full = f"{schema}.{name}"
                 if start_table is not None and full < start_table:
@@ -247,8 +245,7 @@ class PostgresConnector(SourceConnector):
                                 "name", full, relation)
                 key_columns = table.definition.key_columns
                 key_index = [table.column_names.index(k) for k in key_columns]
-                marks.start_table(first=table_index == 0, last=table_index == last_index,
-                                  resumed=after_key is not None)
+                marks.start_table(first=table_index == 0, resumed=after_key is not None)
                 while True:
                     # a chunk never overfills the batch: it reads at most the room left
                     limit = min(props.snapshot_fetch_size, max(1, limits.max_events - len(pending)))
@@ -260,27 +257,26 @@ class PostgresConnector(SourceConnector):
                     counter += chunk.num_rows
                     pending.rejects.extend(rejects)
                     if block is not None:
+                        yield from held  # a later row exists: none of them holds the last row
+                        held.clear()
                         pending.blocks.append(block)
                         marks.add(block)
                     if not key_columns or chunk.num_rows < limit:
                         marks.end_table()
                     if len(pending) >= limits.max_events:
-                        if ready is not None:
-                            yield ready
-                        ready = self._flush(pending, caught_up=False)
+                        held.append(self._flush(pending, caught_up=False))
                         pending = _Pending()
                     if not key_columns or chunk.num_rows < limit:
                         break
                     after_key = [chunk.column(i)[-1].as_py() for i in key_index]
             if len(pending):
-                if ready is not None:
-                    yield ready
-                ready = self._flush(pending, caught_up=False)
-            if ready is not None:
+                held.append(self._flush(pending, caught_up=False))
+            marks.mark_last()
+            if held:
                 # the snapshot is complete once its last row is committed: a restart streams from the
                 # slot's consistent point instead of resuming the snapshot after its last key
-                _set_last_position(ready, self._position(0))
-                yield ready
+                _set_last_position(held[-1], self._position(0))
+                yield from held
             with reader.cursor() as cur:
                 cur.execute("COMMIT")
         finally:
@@ -760,53 +756,49 @@ def message_encoding(binary_mode: str) -> tuple[str, Callable[[bytes], str]]:
     return canonical_schema_json(schema), encode
 
 
-_SNAPSHOT_TRUE = '"snapshot":"true"'
+_SNAPSHOT_FIELD = '"snapshot":"'
 
 
 class _SnapshotMarks:
     """source.snapshot of each snapshot row, as Debezium 3.6.3 marks them, in this order of precedence:
     "last" on the last row of the last table with rows (measured: an empty last table does not take it),
     "first" on the first row of the first table,
-    "last_in_data_collection" / "first_in_data_collection" on a table's last / first row, "true" in between
-    Rows are built with "true" and the few marked ones patched in
-    their (not yet handed out) blocks once a table's end is known."""
+    "last_in_data_collection" / "first_in_data_collection" on a table's last / first row, "true" in between.
+    Rows are built with "true"; a table's first row is marked when its block arrives, its last row when the
+    table ends, and the snapshot's last row at the end: each in a block not handed out yet (the caller holds
+    back batches until a later row exists)."""
 
     def __init__(self) -> None:
-        self.first_table = self.last_table = self.resumed = False
+        self.first_table = self.resumed = False
         self.first: tuple[BronzeEventBlock, int] | None = None   # the table's first row
         self.last: tuple[BronzeEventBlock, int] | None = None    # the table's latest row so far
+        self.final: tuple[BronzeEventBlock, int] | None = None   # the snapshot's latest row so far
 
-    def start_table(self, first: bool, last: bool, resumed: bool) -> None:
+    def start_table(self, first: bool, resumed: bool) -> None:
         """`resumed`: a snapshot resumed inside this table (its first row was handed out before)."""
-        self.first_table, self.last_table, self.resumed = first, last, resumed
+        self.first_table, self.resumed = first, resumed
         self.first = self.last = None
 
     def add(self, block: BronzeEventBlock) -> None:
         if self.first is None and not self.resumed:
             self.first = (block, 0)
+            _mark_snapshot_row(block, 0, "first" if self.first_table else "first_in_data_collection")
         self.resumed = True
-        self.last = (block, len(block) - 1)
+        self.last = self.final = (block, len(block) - 1)
 
     def end_table(self) -> None:
-        marks: dict[tuple[int, int], tuple[BronzeEventBlock, int, str]] = {}
-        if self.first is not None:
-            block, row = self.first
-            marks[(id(block), row)] = (block, row, "first" if self.first_table else "first_in_data_collection")
         if self.last is not None:
             block, row = self.last
-            label = "last" if self.last_table else "last_in_data_collection"
-            # a one-row table: "last" > "first" > "last_in_data_collection" > "first_in_data_collection"
-            if (id(block), row) not in marks or self.last_table or not self.first_table:
-                marks[(id(block), row)] = (block, row, label)
-        for block, row, label in marks.values():
-            _mark_snapshot_row(block, row, label)
+            # a one-row table: "first" outranks "last_in_data_collection", which outranks "first_in_..."
+            only_row_of_first_table = (self.first_table and self.first is not None
+                                       and self.first[0] is block and self.first[1] == row)
+            if not only_row_of_first_table:
+                _mark_snapshot_row(block, row, "last_in_data_collection")
         self.first = self.last = None
 
-
-def _has_rows(conn: Any, schema: str, table: str) -> bool:
-    with conn.cursor() as cur:
-        cur.execute(psycopg2.sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(psycopg2.sql.Identifier(schema, table)))
-        return bool(cur.fetchone()[0])
+    def mark_last(self) -> None:
+        if self.final is not None:
+            _mark_snapshot_row(*self.final, "last")
 
 
 def _mark_snapshot_row(block: BronzeEventBlock, row: int, label: str) -> None:
@@ -814,8 +806,8 @@ def _mark_snapshot_row(block: BronzeEventBlock, row: int, label: str) -> None:
     table = block.columns
     values = table.column("value").to_pylist()
     text = values[row]
-    at = text.rfind(_SNAPSHOT_TRUE)
-    values[row] = f'{text[:at]}"snapshot":"{label}"{text[at + len(_SNAPSHOT_TRUE):]}'
+    at = text.rfind(_SNAPSHOT_FIELD) + len(_SNAPSHOT_FIELD)  # the row's current label (source comes last)
+    values[row] = text[:at] + label + text[text.index('"', at):]
     flags = table.column("snapshot").to_pylist()
     flags[row] = label
     table = table.set_column(table.column_names.index("value"), "value", pa.array(values, pa.string()))
