@@ -55,22 +55,25 @@
   {%- endif -%}
 {%- endmacro %}
 
-{#- The exact decimal text (e.g. -123.45) of a two's complement big-endian integer (base64 text, up to 16
-    bytes) scaled by `scale` (SQL int). conv() handles at most 63 bits, so the 32 hex digits are split into
-    4 + 14 + 14 digits. Only the magnitude is computed (a negative number's digits complemented, plus one) and
-    the sign is written as text: no partial sum exceeds the result and nothing is negated, because Apache Spark
-    (ANSI) fails on a decimal(38,0) intermediate beyond 38 digits (the signed form -2^127 + ...) and even on
-    -x or x * -1 for a 38-digit x. -#}
+{#- The exact decimal text (e.g. -123.45) of a two's complement big-endian integer (base64 text, any length)
+    scaled by `scale` (SQL int). Only the magnitude is computed (a negative number's digits complemented, plus
+    one) and the sign is written as text: no partial sum exceeds the result and nothing is negated, because
+    Apache Spark (ANSI) fails on a decimal(38,0) intermediate beyond 38 digits (the signed form -2^127 + ...)
+    and even on -x or x * -1 for a 38-digit x. Up to 15 bytes, conv() (63 bits at most) reads the hex digits,
+    padded to 32, as 4 + 14 + 14; 16 bytes and more (which may exceed 38 digits: 2^127, DECIMAL(65,30)) go
+    through lakecdc_hex_digits. -#}
 {% macro lakecdc_decimal_text(raw, scale) -%}
   {%- set h = "hex(unbase64(" ~ raw ~ "))" -%}
   {%- set neg = "(substr(" ~ h ~ ", 1, 1) >= '8')" -%}
-  {%- set p = "lpad(case when " ~ neg ~ " then translate(" ~ h ~ ", '0123456789ABCDEF', 'FEDCBA9876543210') else "
-              ~ h ~ " end, 32, '0')" -%}
+  {%- set m = "(case when " ~ neg ~ " then translate(" ~ h ~ ", '0123456789ABCDEF', 'FEDCBA9876543210') else "
+              ~ h ~ " end)" -%}
+  {%- set p = "lpad(" ~ m ~ ", 32, '0')" -%}
   {%- set a -%}
+  (case when length({{ h }}) > 30 then {{ lakecdc_hex_digits(m, neg) }} else
   cast(cast(conv(substr({{ p }}, 1, 4), 16, 10) as decimal(38,0)) * cast(5192296858534827628530496329220096 as decimal(38,0))
    + cast(conv(substr({{ p }}, 5, 14), 16, 10) as decimal(38,0)) * cast(72057594037927936 as decimal(38,0))
    + cast(conv(substr({{ p }}, 19, 14), 16, 10) as decimal(38,0))
-   + case when {{ neg }} then 1 else 0 end as string)
+   + case when {{ neg }} then 1 else 0 end as string) end)
   {%- endset -%}
   {#- lpad() truncates longer strings, so pad only short ones -#}
   {%- set d = "(case when length(" ~ a ~ ") <= " ~ scale ~ " then lpad(" ~ a ~ ", " ~ scale ~ " + 1, '0') else " ~ a ~ " end)" -%}
@@ -79,6 +82,30 @@
                    case when {{ scale }} <= 0 then {{ a }}
                         else concat(substr({{ d }}, 1, length({{ d }}) - {{ scale }}), '.',
                                     substr({{ d }}, length({{ d }}) - {{ scale }} + 1)) end) end
+{%- endmacro %}
+
+{#- The decimal digits of an unsigned hex number of any length (plus one when `plus_one` is true): schoolbook
+    base conversion in SQL, 24 bits at a time into little-endian base-10^9 limbs (bigint: a limb times 2^24
+    plus its carry stays far below 2^63), then the limbs printed most significant first. -#}
+{% macro lakecdc_hex_digits(hex, plus_one) -%}
+  {%- set padded = "lpad(" ~ hex ~ ", cast(ceil(length(" ~ hex ~ ") / 6) as int) * 6, '0')" -%}
+  {%- set limbs -%}
+  aggregate(
+    transform(sequence(0, cast(length({{ padded }}) / 6 as int) - 1),
+              i -> cast(conv(substr({{ padded }}, i * 6 + 1, 6), 16, 10) as bigint)),
+    array(cast(0 as bigint)),
+    (acc, chunk) -> aggregate(acc, named_struct('out', cast(array() as array<bigint>), 'carry', chunk),
+      (s, l) -> named_struct('out', concat(s.out, array((l * 16777216 + s.carry) % 1000000000)),
+                             'carry', (l * 16777216 + s.carry) div 1000000000),
+      s -> case when s.carry > 0 then concat(s.out, array(s.carry)) else s.out end),
+    acc -> aggregate(acc, named_struct('out', cast(array() as array<bigint>),
+                                       'carry', cast(case when {{ plus_one }} then 1 else 0 end as bigint)),
+      (s, l) -> named_struct('out', concat(s.out, array((l + s.carry) % 1000000000)),
+                             'carry', (l + s.carry) div 1000000000),
+      s -> reverse(case when s.carry > 0 then concat(s.out, array(s.carry)) else s.out end)))
+  {%- endset -%}
+  element_at(transform(array({{ limbs }}), r -> concat(cast(element_at(r, 1) as string),
+    array_join(transform(slice(r, 2, 1000000), x -> lpad(cast(x as string), 9, '0')), ''))), 1)
 {%- endmacro %}
 
 {#- raw: SQL expression of the field's raw JSON text. Returns an expression of lakecdc_spark_type(f). -#}
