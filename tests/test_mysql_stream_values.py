@@ -179,3 +179,18 @@ def test_snapshot_rows_are_marked_as_debezium_marks_them(mariadb_params, chunk):
         ("c", "first_in_data_collection"), ("c", "last_in_data_collection"), ("d", "first_in_data_collection"),
         ("d", "last")]
     assert all(m == text for _, m, text in marks)  # the bronze column says the same
+
+
+@pytest.mark.parametrize("chunk", ["1", "1000"])
+def test_snapshot_marks_of_a_one_row_first_table_and_an_empty_last_table(mariadb_params, chunk):
+    """A first table with one row: "first" (it wins over last_in_data_collection); an empty last table: the
+    last row of the table before it is "last" (Debezium 3.6.3, measured by tests/conformance)."""
+    db = "mysqlsv_marks1"
+    _sql(mariadb_params, *_fresh(db), *[f"CREATE TABLE {db}.{t} (id INT PRIMARY KEY)" for t in "abc"],
+         f"INSERT INTO {db}.a VALUES (1)", f"INSERT INTO {db}.b VALUES (1), (2)")
+    events, _ = _drain(_connector(mariadb_params, **{"database.include.list": db, "snapshot.chunk.size": chunk,
+                                                     "snapshot.mode": "initial_only"}), ResumeState())
+    marks = [(e["topic"].rsplit(".", 1)[1], json.loads(e["value"])["source"]["snapshot"], e["snapshot"])
+             for e in events if e["op"] == "r"]
+    assert [(t, m) for t, m, _ in marks] == [("a", "first"), ("b", "first_in_data_collection"), ("b", "last")]
+    assert all(m == text for _, m, text in marks)

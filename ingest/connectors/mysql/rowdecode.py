@@ -6,7 +6,7 @@ compiles, once per table map and codec, a plain Python function that reads one r
 event body with struct.unpack_from / slicing and produces the payload dict `codec.row()` would produce.
 
 Parity with the generic path is the contract: for every column the plan either
-  - converts inline (hot types, when the model column's converter is known: integers, floats, DECIMAL in
+  - converts inline (hot types, when the model column's converter is known: integers, DECIMAL in
     precise mode, DATETIME2, TIMESTAMP2, DATE, character strings), or
   - decodes exactly the Python value mysql-replication would produce and passes it to the codec's own
     converter (every other supported binlog type).
@@ -42,7 +42,6 @@ from ingest.events.json_converter import decimal_base64
 if TYPE_CHECKING:
     from ingest.connectors.mysql.codec import TableCodec
 
-_FLOAT_MODEL = {"REAL", "FLOAT", "FLOAT4", "DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
 _COMPRESSED_BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 _FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
 _CACHE_LIMIT = 4096
@@ -273,8 +272,8 @@ def _column(gen: _Gen, column: Any, model: Any, convert: Any, options: TypeOptio
     elif ctype in (FIELD_TYPE.FLOAT, FIELD_TYPE.DOUBLE):
         fmt, size = ("<f", 4) if ctype == FIELD_TYPE.FLOAT else ("<d", 8)
         unpack = gen.const(struct.Struct(fmt).unpack_from, "unpack")
-        # a FLOAT column's converter rounds to the float32 text Debezium writes: inline for DOUBLE only
-        finish(f"{unpack}(data, p)[0]", mname in _FLOAT_MODEL and ctype == FIELD_TYPE.DOUBLE)
+        # the converter writes Java's Float/Double.toString text (types.float32_value, double_value)
+        finish(f"{unpack}(data, p)[0]", False)
         emit(f"p += {size}", 3)
     elif ctype == FIELD_TYPE.YEAR:
         # mysql-replication: byte + 1900; types._year leaves values >= 100 unchanged
@@ -452,11 +451,17 @@ def _timestamp2(gen: _Gen, column: Any, mname: str, model: Any, var: str, conv: 
         fsp = model.length or 0
         cache = gen.const({}, "tscache")
         helper = gen.const(_timestamp_text, "tstext")
-        emit(f"text = {cache}.get(secs) or {helper}(secs, {cache})", 3)
+        level = 3
+        if model.nullable:  # the zero TIMESTAMP (0 seconds: '0000-00-00 00:00:00') is null, as Debezium has it
+            emit("if secs == 0 and us == 0:", 3)
+            emit(f"{var} = None", 4)
+            emit("else:", 3)
+            level = 4
+        emit(f"text = {cache}.get(secs) or {helper}(secs, {cache})", level)
         if fsp > 0:
-            emit(f"{var} = text + '.' + f'{{us:06d}}'[:{fsp}] + 'Z'", 3)
+            emit(f"{var} = text + '.' + f'{{us:06d}}'[:{fsp}] + 'Z'", level)
         else:
-            emit(f"{var} = text + 'Z'", 3)
+            emit(f"{var} = text + 'Z'", level)
         return
     emit("value = EPOCH + _timedelta(seconds=secs)", 3)
     emit("if us > 0:", 3)

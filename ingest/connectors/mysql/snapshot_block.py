@@ -33,13 +33,14 @@ import pymysql
 
 from ingest.connectors.mysql.codec import TableCodec
 from ingest.connectors.mysql.types import DECIMAL_TYPES, INT_TYPES, STRING_TYPES, TypeOptions, base_type
-from ingest.events.columnar import decimal_json, join, json_strings, strings_from_matrix
+from ingest.events.columnar import decimal_json, java_float_json, join, json_strings, strings_from_matrix
+from ingest.events.json_converter import java_double_text, java_float
 from ingest.sqlutil import quote_ident
 
 Fragments = Callable[[pa.Array], pa.Array]  # CSV text of a column -> JSON text of each value (no nulls)
 _HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
 # 8-byte floats: the server's text is the double. A FLOAT column goes through its converter (types.float32_*).
-_FLOAT_TYPES = {"REAL", "DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
+_DOUBLE_TYPES = {"DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
 
 
 # ---------------------------------------------------------------------------------------------- Arrow helpers
@@ -65,13 +66,16 @@ def _int_text(a: pa.Array, unsigned_bigint: bool = False, wrap: bool = False) ->
     return pc.cast(ints, pa.string())
 
 
-def _floats(a: pa.Array) -> pa.Array:
-    """float(text) written by orjson: Arrow's and Python's parsers both round correctly, and orjson writes
-    the shortest representation, so the C-level list dump is exact."""
-    values = pc.cast(a, pa.float64()).to_pylist()
-    if not values:
-        return pa.array([], pa.string())
-    return pa.array(orjson.dumps(values)[1:-1].split(b","), pa.string())
+def _doubles(a: pa.Array) -> pa.Array:
+    """DOUBLE (and DECIMAL in double mode) server text -> Double.toString's text. Arrow parses with correct
+    rounding and prints the shortest round-trip digits, which java_float_json lays out as Java does."""
+    return _fill(java_float_json(pc.cast(pc.cast(a, pa.float64()), pa.string()), java_double_text))
+
+
+def _reals(a: pa.Array) -> pa.Array:
+    """REAL (a DOUBLE on the server, a FLOAT32 in the schema) -> Float.toString of the value as a float."""
+    as_float = pc.cast(pc.cast(a, pa.float64()), pa.float32())
+    return _fill(java_float_json(pc.cast(as_float, pa.string()), java_float))
 
 
 def _decimal_bytes(a: pa.Array) -> pa.Array:
@@ -116,7 +120,7 @@ def _zoned_text(a: pa.Array) -> pa.Array:
 
 def _year(a: pa.Array) -> pa.Array:
     y = pc.cast(a, pa.int64())
-    y = pc.if_else(pc.and_(pc.greater(y, 0), pc.less(y, 70)), pc.add(y, 2000),
+    y = pc.if_else(pc.and_(pc.greater_equal(y, 0), pc.less(y, 70)), pc.add(y, 2000),
                    pc.if_else(pc.and_(pc.greater_equal(y, 70), pc.less(y, 100)), pc.add(y, 1900), y))
     return pc.cast(y, pa.string())
 
@@ -177,8 +181,10 @@ def _value_fragments(column: Any, options: TypeOptions, text: bool) -> Fragments
         if big and options.bigint_unsigned_mode == "precise":
             return None
         return lambda a: _fill(_int_text(a, big, wrap=True))
-    if name in _FLOAT_TYPES or (name in DECIMAL_TYPES and options.decimal_mode == "double"):
-        return _floats
+    if name == "REAL":
+        return _reals
+    if name in _DOUBLE_TYPES or (name in DECIMAL_TYPES and options.decimal_mode == "double"):
+        return _doubles
     if name in DECIMAL_TYPES:
         if options.decimal_mode == "string":
             return lambda a: _fill(join(len(a), '"', a, '"'))
