@@ -12,9 +12,8 @@ from typing import Any
 
 from ingest.events import envelope as ev
 from ingest.events.json_converter import dumps_str
-from ingest.events.source_info import mariadb_source, mysql_source
+from ingest.events.source_info import VERSION, mariadb_source, mysql_source
 
-VERSION = "3.4.0.Final-lakecdc"
 _ROW_MARK = "\x00row\x00"   # stands for the row JSON while the envelope text around it is built
 
 
