@@ -433,6 +433,8 @@ class _Run:
             charset = options.get("charset") or self.database_charset(tid.database)
             table.default_charset = charset if self.mysql else None
             self._build_columns(table, specs)
+            if self.mysql and not table.primary_key and self.unique_keys:
+                self._unique_as_primary_key(table, self.unique_keys[0])
         if parents:
             self._inherit(table, parents)
         if options.get("comment") is not None:
@@ -461,6 +463,7 @@ class _Run:
 
     def _table_elements(self, table: Table, specs: list[ColumnSpec]) -> None:
         cur = self.cur
+        self.unique_keys: list[list[str]] = []  # MySQL: the unique keys in order (_unique_as_primary_key)
         cur.expect_op("(")
         while True:
             self._table_element(table, specs)
@@ -484,6 +487,13 @@ class _Run:
             table.primary_key_name = constraint_name
             cur.skip_to_comma()
             return
+        if self.mysql and cur.at("UNIQUE"):
+            cur.next()
+            while not cur.at_op("("):
+                cur.next()  # KEY/INDEX, index name, USING BTREE
+            self.unique_keys.append(parse_key_columns(cur, self.fold))
+            cur.skip_to_comma()
+            return
         if cur.at_any(("UNIQUE", "FOREIGN", "CHECK", "EXCLUDE", "FULLTEXT", "SPATIAL")) or \
                 (cur.at_any(("KEY", "INDEX")) and self._looks_like_index()) or cur.at("PERIOD", "FOR") or \
                 cur.at("SUPPLEMENTAL", "LOG") or constraint_name is not None:
@@ -501,6 +511,8 @@ class _Run:
         spec = parse_column(cur, self.dialect)
         spec.name = self.fold(spec.name, spec.quoted)
         specs.append(spec)
+        if self.mysql and spec.unique:
+            self.unique_keys.append([spec.name])
 
     def _inherit(self, table: Table, parents: list[Table]) -> None:
         """PostgreSQL INHERITS: the parents' columns come first (with NOT NULL and defaults, no key); a local
@@ -603,6 +615,14 @@ class _Run:
         if col.default == "nextval" and self.dialect == "postgres":
             schema = "" if table.id.schema in (None, "public") else f"{table.id.schema}."
             col.default = f"nextval('{schema}{table.id.table}_{col.name}_seq'::regclass)"
+
+    @staticmethod
+    def _unique_as_primary_key(table: Table, names: list[str]) -> None:
+        """Debezium's MySQL DDL parser keys a table without a primary key by its first unique key, when every
+        column of that key exists and is NOT NULL (else by nothing: the later unique keys are not tried)."""
+        columns = [table.column(name) for name in names]
+        if all(c is not None and not c.nullable for c in columns):
+            table.primary_key = [c.name for c in columns]  # type: ignore[union-attr]
 
     def _fix_pk(self, table: Table) -> None:
         resolved = []
