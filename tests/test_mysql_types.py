@@ -174,3 +174,17 @@ def test_zero_timestamp_from_the_binlog_is_null_when_nullable():
     assert nullable(epoch) is None and nullable(epoch.replace(tzinfo=dt.UTC)) is None
     assert required(epoch) == "1970-01-01T00:00:00Z"
     assert nullable(dt.datetime(1970, 1, 1, 0, 0, 1)) == "1970-01-01T00:00:01Z"
+
+
+def test_zero_date_in_a_not_null_column_with_a_default_is_the_default():
+    """Debezium 3.6.3 converts a zero date to null and writes a required field's schema default instead
+    (DATE NOT NULL DEFAULT '2000-01-01' -> 10957, DATETIME ... -> 946684800000); without a default, the
+    epoch."""
+    date_col = col("DATE", nullable=False)
+    date_col.has_default, date_col.default, date_col.default_is_literal = True, "2000-01-01", True
+    _, convert = column_type(date_col, DEFAULT)
+    assert convert("0000-00-00") == 10957 and convert(dt.date(2020, 1, 1)) == 18262
+    dt_col = col("DATETIME", nullable=False)
+    dt_col.has_default, dt_col.default, dt_col.default_is_literal = True, "2000-01-01 00:00:00", True
+    assert column_type(dt_col, DEFAULT)[1]("0000-00-00 00:00:00") == 946684800000
+    assert column_type(col("DATE", nullable=False), DEFAULT)[1]("0000-00-00") == 0

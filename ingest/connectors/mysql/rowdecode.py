@@ -36,6 +36,7 @@ from ingest.connectors.mysql.types import (
     STRING_TYPES,
     TypeOptions,
     base_type,
+    zero_date_value,
 )
 from ingest.events.json_converter import decimal_base64
 
@@ -300,7 +301,7 @@ def _column(gen: _Gen, column: Any, model: Any, convert: Any, options: TypeOptio
     elif ctype == FIELD_TYPE.DATETIME2:
         _datetime2(gen, column, mname, model, options, var, conv)
     elif ctype == FIELD_TYPE.TIMESTAMP2:
-        _timestamp2(gen, column, mname, model, var, conv)
+        _timestamp2(gen, column, mname, model, options, var, conv)
     elif ctype == FIELD_TYPE.DATE:
         _date(gen, mname, model, options, var, conv)
     elif ctype == FIELD_TYPE.TIME2:
@@ -402,7 +403,7 @@ def _datetime2(gen: _Gen, column: Any, mname: str, model: Any, options: TypeOpti
     if mname == "DATETIME" and conv is not None:
         millis = tpm == "connect" or (model.length or 0) <= 3
         cache = gen.const({}, "dtcache")
-        zero = gen.const(None if model.nullable else 0, "zero")
+        zero = gen.const(zero_date_value(model, options), "zero")
         helper = gen.const(_datetime2_base_micros, "dtbase")
         emit(f"base = {cache}.get(key, -1)", 3)
         emit("if base == -1:", 3)
@@ -442,7 +443,8 @@ def _datetime2_base_micros(key: bytes, cache: dict) -> int | None:
     return base
 
 
-def _timestamp2(gen: _Gen, column: Any, mname: str, model: Any, var: str, conv: str | None) -> None:
+def _timestamp2(gen: _Gen, column: Any, mname: str, model: Any, options: TypeOptions, var: str,
+                conv: str | None) -> None:
     emit = gen.emit
     emit(f"secs = {_uint(gen, 4, 'big', signed=True)}", 3)
     emit("p += 4", 3)
@@ -451,12 +453,12 @@ def _timestamp2(gen: _Gen, column: Any, mname: str, model: Any, var: str, conv: 
         fsp = model.length or 0
         cache = gen.const({}, "tscache")
         helper = gen.const(_timestamp_text, "tstext")
-        level = 3
-        if model.nullable:  # the zero TIMESTAMP (0 seconds: '0000-00-00 00:00:00') is null, as Debezium has it
-            emit("if secs == 0 and us == 0:", 3)
-            emit(f"{var} = None", 4)
-            emit("else:", 3)
-            level = 4
+        # the zero TIMESTAMP (0 seconds: '0000-00-00 00:00:00'): null, or the column's default or the epoch
+        zero = gen.const(zero_date_value(model, options), "zero")
+        emit("if secs == 0 and us == 0:", 3)
+        emit(f"{var} = {zero}", 4)
+        emit("else:", 3)
+        level = 4
         emit(f"text = {cache}.get(secs) or {helper}(secs, {cache})", level)
         if fsp > 0:
             emit(f"{var} = text + '.' + f'{{us:06d}}'[:{fsp}] + 'Z'", level)
@@ -484,7 +486,7 @@ def _date(gen: _Gen, mname: str, model: Any, options: TypeOptions, var: str, con
     if mname == "DATE" and conv is not None:
         cache = gen.const({}, "datecache")
         helper = gen.const(_date_days, "datedays")
-        zero = gen.const(None if model.nullable else 0, "zero")
+        zero = gen.const(zero_date_value(model, options), "zero")
         emit(f"days = {cache}.get(key)", 3)
         emit("if days is None:", 3)
         emit(f"days = {helper}(key, {cache})", 4)

@@ -32,7 +32,14 @@ import pyarrow.csv as pacsv
 import pymysql
 
 from ingest.connectors.mysql.codec import TableCodec
-from ingest.connectors.mysql.types import DECIMAL_TYPES, INT_TYPES, STRING_TYPES, TypeOptions, base_type
+from ingest.connectors.mysql.types import (
+    DECIMAL_TYPES,
+    INT_TYPES,
+    STRING_TYPES,
+    TypeOptions,
+    base_type,
+    zero_date_value,
+)
 from ingest.events.columnar import decimal_json, java_float_json, join, json_strings, strings_from_matrix
 from ingest.events.json_converter import java_double_text, java_float
 from ingest.sqlutil import quote_ident
@@ -90,9 +97,8 @@ def _zero_date(a: pa.Array) -> pa.Array:
     return pc.or_(pc.starts_with(a, "0000"), pc.equal(pc.utf8_slice_codeunits(a, 5, 7), "00"))
 
 
-def _temporal(a: pa.Array, nullable: bool, zero: str, convert: Fragments) -> pa.Array:
-    """NULL and zero dates -> null (nullable column) or the epoch value `zero`, as types._temporal does."""
-    zero_frag = "null" if nullable else zero
+def _temporal(a: pa.Array, zero_frag: str, convert: Fragments) -> pa.Array:
+    """NULL and zero dates -> `zero_frag` (types.zero_date_value: null, the column's default or the epoch)."""
     is_zero = _zero_date(a)
     valid = pc.if_else(is_zero, pa.scalar(None, pa.string()), a)
     return _fill(pc.if_else(is_zero, pa.scalar(zero_frag), convert(valid)), zero_frag)
@@ -172,7 +178,6 @@ def _value_fragments(column: Any, options: TypeOptions, text: bool) -> Fragments
     name, unsigned = base_type(column)
     if not text:
         return None
-    nullable = bool(column.nullable)
     tpm = options.time_precision_mode
     if name in ("BOOLEAN", "BOOL"):
         return lambda a: _fill(pc.if_else(pc.not_equal(pc.cast(a, pa.int64()), 0), "true", "false"))
@@ -195,15 +200,15 @@ def _value_fragments(column: Any, options: TypeOptions, text: bool) -> Fragments
         return lambda a: _fill(json_strings(a))
     if name == "YEAR":
         return lambda a: _fill(_year(a))
+    zero = orjson.dumps(zero_date_value(column, options, snapshot=True)).decode()
     if name == "DATE":
-        return lambda a: _temporal(a, nullable, "0", _days)
+        return lambda a: _temporal(a, zero, _days)
     if name == "DATETIME":
         fsp = column.length or 0
         divide = tpm == "connect" or fsp <= 3
-        return lambda a: _temporal(a, nullable, "0", lambda v: _micros(v, divide))
+        return lambda a: _temporal(a, zero, lambda v: _micros(v, divide))
     if name == "TIMESTAMP":
-        return lambda a: _temporal(a, nullable, '"1970-01-01T00:00:00Z"',
-                                   lambda v: join(len(v), '"', _zoned_text(v), 'Z"'))
+        return lambda a: _temporal(a, zero, lambda v: join(len(v), '"', _zoned_text(v), 'Z"'))
     return None
 
 

@@ -259,8 +259,37 @@ def column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converter
     SQL NULL to None; temporal converters also map zero dates (null, or the epoch for NOT NULL columns)."""
     schema, convert = _column_type(column, options)
     if getattr(convert, "handles_null", False):
-        return schema, convert
+        return schema, _zero_as_default(column, options, convert)
     return schema, lambda v: None if v is None else convert(v)
+
+
+def _zero_as_default(column: Any, options: TypeOptions, convert: Converter) -> Converter:
+    """A zero date in a NOT NULL column with a DEFAULT: Debezium converts it to null, then writes the field
+    schema's default for the required field (measured: DATE NOT NULL DEFAULT '2000-01-01' -> 10957); without
+    a default, the epoch (_temporal's `zero`)."""
+    name, _ = base_type(column)
+    if column.nullable or name not in ("DATE", "DATETIME", "TIMESTAMP"):
+        return convert
+    default = default_value(column, snapshot_converter(column, convert), options)
+    if default is None:
+        return convert
+    timestamp = name == "TIMESTAMP"
+
+    def run(v: Any) -> Any:
+        if v is None or _is_zero_date(v) or (timestamp and _is_zero_timestamp(v)):
+            return default
+        return convert(v)
+
+    run.handles_null = True  # type: ignore[attr-defined]
+    return run
+
+
+def zero_date_value(column: Any, options: TypeOptions, snapshot: bool = False) -> Any:
+    """What a zero date ('0000-00-00 ...') is in this temporal column: null (nullable), else the column's
+    default or the epoch (for the bulk and binlog fast paths, which detect zero dates themselves).
+    `snapshot`: in the snapshot's form (snapshot_converter)."""
+    convert = column_type(column, options)[1]
+    return (snapshot_converter(column, convert) if snapshot else convert)(None)
 
 
 def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converter]:
