@@ -1,7 +1,7 @@
 """Streamed values equal the snapshot's and the real Debezium 3.6.3 MySQL connector's (measured on MariaDB
-10.11, now checked by tests/conformance/test_mariadb.py) for the types where the binlog stores a value differently from the
-text the snapshot reads: negative TIME with a fraction, BINARY(n) (trailing zero bytes not stored), an empty
-SET (stored as a zero bit mask), 4-byte FLOAT, geometry with SRID 0; and a DELETE on a table without a
+10.11, checked by tests/conformance/test_mariadb.py) for the types where the binlog stores a value
+differently from the text the snapshot reads: negative TIME with a fraction, BINARY(n) (trailing zero bytes
+not stored), an empty SET (stored as a zero bit mask), 4-byte FLOAT, geometry with SRID 0; and a DELETE on a table without a
 primary key is followed by a tombstone with a null key. Both binlog decoders are checked: the fast row
 decoder and mysql-replication's (the fallback). Databases are named mysqlsv_*."""
 
@@ -108,8 +108,8 @@ def test_keyless_delete_is_followed_by_a_tombstone(mariadb_params, captured, tom
     assert keyless == expected
 
 
-# SHOW CREATE TABLE text of the `defs` table (tests/conformance/mariadb_workload.py) on MariaDB 10.11, and the field schema
-# defaults the real Debezium 3.6.3 MySQL connector wrote for it (default modes)
+# SHOW CREATE TABLE text of the `defs` table (tests/conformance/mariadb_workload.py) on MariaDB 10.11, and
+# the field schema defaults the real Debezium 3.6.3 MySQL connector wrote for it (default modes)
 DEFAULTS_DDL = """CREATE TABLE `defs` (
   `id` int(11) NOT NULL, `a` int(11) NOT NULL DEFAULT 7, `b` varchar(5) DEFAULT 'x''y',
   `c` decimal(5,2) DEFAULT 1.50, `d` date DEFAULT '2020-01-02', `e` datetime(3) DEFAULT current_timestamp(3),
