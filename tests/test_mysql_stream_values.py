@@ -1,8 +1,8 @@
 """Streamed values equal the snapshot's and the real Debezium 3.6.3 MySQL connector's (measured on MariaDB
 10.11, checked by tests/conformance/test_mariadb.py) for the types where the binlog stores a value
 differently from the text the snapshot reads: negative TIME with a fraction, BINARY(n) (trailing zero bytes
-not stored), an empty SET (stored as a zero bit mask), 4-byte FLOAT, geometry with SRID 0; and a DELETE on a table without a
-primary key is followed by a tombstone with a null key. Both binlog decoders are checked: the fast row
+not stored), an empty SET (stored as a zero bit mask), 4-byte FLOAT, geometry with SRID 0; and a DELETE on
+a table without a primary key is followed by a tombstone with a null key. Both binlog decoders are checked: the fast row
 decoder and mysql-replication's (the fallback). Databases are named mysqlsv_*."""
 
 from __future__ import annotations
