@@ -89,17 +89,20 @@ def java_float_json(texts: pa.Array, convert: Callable[[str], Any]) -> pa.Array:
     Java prints as they are (0.001 <= |x| < 1e7 with a fraction), with ".0" appended (integers below 1e7), or
     exponent forms re-spelt ('1e+300' -> '1.0E300'), except integral values below 2^63, which JDK 17 prints
     from their long value (json_converter._java_integral_text); the rest through `convert`."""
-    fraction = pc.fill_null(pc.match_substring_regex(texts, f"^{PLAIN_FRACTION.pattern}$"), False)
     integer = pc.fill_null(pc.match_substring_regex(texts, f"^{PLAIN_INTEGER.pattern}$"), False)
+    plain = pc.or_(pc.fill_null(pc.match_substring_regex(texts, f"^{PLAIN_FRACTION.pattern}$"), True), integer)
+    fast = pc.if_else(integer, pc.binary_join_element_wise(texts, ".0", ""), texts)
+    if pc.all(plain).as_py() is not False:  # the common case: every value in Java's plain range
+        return fast
     exponent = pc.fill_null(pc.match_substring_regex(texts, r"^-?\d(\.\d+)?e[+-]?\d+$"), False)
     if pc.any(exponent).as_py():
         values = pc.abs(pc.cast(pc.if_else(exponent, texts, "0.5"), pa.float64()))
         long_valued = pc.and_(pc.equal(pc.floor(values), values), pc.less(values, 2.0 ** 63))
         exponent = pc.and_(exponent, pc.invert(long_valued))
-    spelt = pc.replace_substring_regex(texts, r"^(-?\d)e", r"\1.0e")
-    spelt = pc.replace_substring(pc.replace_substring(spelt, "e+", "E"), "e", "E")
-    fast = pc.if_else(integer, pc.binary_join_element_wise(texts, ".0", ""), pc.if_else(exponent, spelt, texts))
-    slow = pc.invert(pc.or_(pc.or_(pc.or_(fraction, integer), exponent), pc.is_null(texts)))
+        spelt = pc.replace_substring_regex(texts, r"^(-?\d)e", r"\1.0e")
+        spelt = pc.replace_substring(pc.replace_substring(spelt, "e+", "E"), "e", "E")
+        fast = pc.if_else(exponent, spelt, fast)
+    slow = pc.invert(pc.or_(plain, exponent))
     if not pc.any(slow).as_py():
         return fast
     rows = pc.indices_nonzero(slow)
