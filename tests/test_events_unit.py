@@ -136,6 +136,18 @@ def test_snapshot_text(given: object, text: str | None) -> None:
     assert si.snapshot_text(given) == text
 
 
+def test_mariadb_source_is_the_binlog_layout_of_mysql() -> None:
+    """Debezium 3.x builds MariaDB's source with the binlog connectors' shared struct maker: the MySQL
+    fields in the MySQL order, schema version 1, under its own name (not seed 004's ts_us/ts_ns-first
+    layout)."""
+    mysql, mariadb = si.source_schema("mysql"), si.source_schema("mariadb")
+    assert mariadb["fields"] == mysql["fields"] and mariadb["version"] == mysql["version"] == 1
+    assert mariadb["name"] == "io.debezium.connector.mariadb.Source"
+    s = si.mariadb_source(version=si.VERSION, name="n", ts_ms=1, db="d", server_id=1, file="f", pos=4)
+    assert list(s) == list(si.SOURCE_FIELDS["mariadb"]) and s["connector"] == "mariadb"
+    assert si.VERSION == "lakecdc-0.1.0"
+
+
 def test_mariadb_source_derives_us_ns_from_ms() -> None:
     s = si.mariadb_source(version="v", name="n", ts_ms=1651535750218, db="d", table="t", server_id=1, file="f",
                           pos=4)

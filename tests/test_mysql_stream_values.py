@@ -1,8 +1,8 @@
 """Streamed values equal the snapshot's and the real Debezium 3.6.3 MySQL connector's (measured on MariaDB
-10.11 with tests/mysql_debezium.py) for the types where the binlog stores a value differently from the
-text the snapshot reads: negative TIME with a fraction, BINARY(n) (trailing zero bytes not stored), an empty
-SET (stored as a zero bit mask), 4-byte FLOAT, geometry with SRID 0; and a DELETE on a table without a
-primary key is followed by a tombstone with a null key. Both binlog decoders are checked: the fast row
+10.11, checked by tests/conformance/test_mariadb.py) for the types where the binlog stores a value
+differently from the text the snapshot reads: negative TIME with a fraction, BINARY(n) (trailing zero bytes
+not stored), an empty SET (stored as a zero bit mask), 4-byte FLOAT, geometry with SRID 0; and a DELETE on
+a table without a primary key is followed by a tombstone with a null key. Both binlog decoders are checked: the fast row
 decoder and mysql-replication's (the fallback). Databases are named mysqlsv_*."""
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def test_keyless_delete_is_followed_by_a_tombstone(mariadb_params, captured, tom
     assert keyless == expected
 
 
-# SHOW CREATE TABLE text of tests/mysql_debezium.py's `defs` table on MariaDB 10.11, and the field schema
-# defaults the real Debezium 3.6.3 MySQL connector wrote for it (default modes)
+# SHOW CREATE TABLE text of the `defs` table (tests/conformance/mariadb_workload.py) on MariaDB 10.11, and
+# the field schema defaults the real Debezium 3.6.3 MySQL connector wrote for it (default modes)
 DEFAULTS_DDL = """CREATE TABLE `defs` (
   `id` int(11) NOT NULL, `a` int(11) NOT NULL DEFAULT 7, `b` varchar(5) DEFAULT 'x''y',
   `c` decimal(5,2) DEFAULT 1.50, `d` date DEFAULT '2020-01-02', `e` datetime(3) DEFAULT current_timestamp(3),
@@ -179,3 +179,18 @@ def test_snapshot_rows_are_marked_as_debezium_marks_them(mariadb_params, chunk):
         ("c", "first_in_data_collection"), ("c", "last_in_data_collection"), ("d", "first_in_data_collection"),
         ("d", "last")]
     assert all(m == text for _, m, text in marks)  # the bronze column says the same
+
+
+@pytest.mark.parametrize("chunk", ["1", "1000"])
+def test_snapshot_marks_of_a_one_row_first_table_and_an_empty_last_table(mariadb_params, chunk):
+    """A first table with one row: "first" (it wins over last_in_data_collection); an empty last table: the
+    last row of the table before it is "last" (Debezium 3.6.3, measured by tests/conformance)."""
+    db = "mysqlsv_marks1"
+    _sql(mariadb_params, *_fresh(db), *[f"CREATE TABLE {db}.{t} (id INT PRIMARY KEY)" for t in "abc"],
+         f"INSERT INTO {db}.a VALUES (1)", f"INSERT INTO {db}.b VALUES (1), (2)")
+    events, _ = _drain(_connector(mariadb_params, **{"database.include.list": db, "snapshot.chunk.size": chunk,
+                                                     "snapshot.mode": "initial_only"}), ResumeState())
+    marks = [(e["topic"].rsplit(".", 1)[1], json.loads(e["value"])["source"]["snapshot"], e["snapshot"])
+             for e in events if e["op"] == "r"]
+    assert [(t, m) for t, m, _ in marks] == [("a", "first"), ("b", "first_in_data_collection"), ("b", "last")]
+    assert all(m == text for _, m, text in marks)

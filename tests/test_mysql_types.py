@@ -7,6 +7,7 @@ import base64
 import datetime as dt
 import decimal
 
+import orjson
 import pytest
 
 from ingest.connectors.mysql.types import TypeOptions, column_type
@@ -48,10 +49,20 @@ ROWS = [
      {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
       "parameters": {"scale": "0", "connect.decimal.precision": "20"}},
      b64((18446744073709551615).to_bytes(9, "big", signed=True))),
-    ("FLOAT", (10,), False, DEFAULT, 1.5, {"type": "float32"}, 1.5),
-    ("FLOAT", (30,), False, DEFAULT, 1.5, {"type": "float64"}, 1.5),
-    ("FLOAT", (10, 2), False, DEFAULT, 1.5, {"type": "float64"}, 1.5),
-    ("DOUBLE", (), False, DEFAULT, 2.25, {"type": "float64"}, 2.25),
+    ("FLOAT", (10,), False, DEFAULT, 1.5, {"type": "float"}, orjson.Fragment("1.5")),
+    ("FLOAT", (30,), False, DEFAULT, 1.5, {"type": "double"}, orjson.Fragment("1.5")),
+    ("FLOAT", (10, 2), False, DEFAULT, 1.5, {"type": "double"}, orjson.Fragment("1.5")),
+    ("DOUBLE", (), False, DEFAULT, 2.25, {"type": "double"}, orjson.Fragment("2.25")),
+    # Java's Float/Double.toString layout (Debezium 3.6.3 writes these; orjson would write 1e+300, ...)
+    ("DOUBLE", (), False, DEFAULT, "1e300", {"type": "double"}, orjson.Fragment("1.0E300")),
+    ("DOUBLE", (), False, DEFAULT, 123456789012.5, {"type": "double"}, orjson.Fragment("1.234567890125E11")),
+    ("FLOAT", (), False, DEFAULT, "-1.7623E8", {"type": "float"}, orjson.Fragment("-1.7623E8")),
+    ("FLOAT", (), False, DEFAULT, -176229696.0, {"type": "float"}, orjson.Fragment("-1.76229696E8")),
+    ("FLOAT", (), False, DEFAULT, "3.4e38", {"type": "float"}, orjson.Fragment("3.4E38")),
+    ("REAL", (), False, DEFAULT, -176229696.0, {"type": "double"}, orjson.Fragment("-1.76229696E8")),
+    ("DECIMAL", (38, 10), False, TypeOptions(decimal_mode="double"),
+     decimal.Decimal("1234567890123456789012345678.0123456789"), {"type": "double"},
+     orjson.Fragment("1.2345678901234569E27")),
     ("DECIMAL", (10, 2), False, DEFAULT, decimal.Decimal("12.34"),
      {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
       "parameters": {"scale": "2", "connect.decimal.precision": "10"}}, b64((1234).to_bytes(2, "big"))),
@@ -61,7 +72,7 @@ ROWS = [
     ("DECIMAL", (10, 2), False, DEFAULT, decimal.Decimal("-327.68"), {"type": "bytes"}, b64(b"\x80\x00")),
     ("DECIMAL", (10, 2), False, DEFAULT, decimal.Decimal("-327.69"), {"type": "bytes"}, b64(b"\xff\x7f\xff")),
     ("DECIMAL", (10, 2), False, TypeOptions(decimal_mode="double"), decimal.Decimal("12.34"),
-     {"type": "float64"}, 12.34),
+     {"type": "double"}, orjson.Fragment("12.34")),
     ("DECIMAL", (10, 2), False, TypeOptions(decimal_mode="string"), decimal.Decimal("12.30"),
      {"type": "string"}, "12.30"),
     ("VARCHAR", (20,), False, DEFAULT, "héllo", {"type": "string"}, "héllo"),
@@ -106,7 +117,7 @@ def test_type_row(words, params, unsigned, options, value, schema, payload):
     for key, expected in schema.items():
         assert out_schema[key] == expected, key
     assert out_schema["optional"] is True
-    assert convert(value) == payload
+    assert orjson.dumps(convert(value)) == orjson.dumps(payload)
     assert convert(None) is None
 
 
@@ -145,3 +156,35 @@ def test_geometry_and_point_as_wkb_with_srid():
 def test_not_null_columns_are_required_in_the_schema():
     schema, _ = column_type(col("INT", nullable=False), DEFAULT)
     assert schema == {"type": "int32", "optional": False}
+
+
+def test_year_zero_is_2000_like_debezium():
+    """Debezium 3.6.3 reads YEAR '0000' (snapshot text 0) as 2000 (its two-digit-year adjustment)."""
+    _, convert = column_type(col("YEAR"), DEFAULT)
+    assert convert("0") == 2000 and convert(0) == 2000
+    assert convert("1901") == 1901 and convert("69") == 2069 and convert("70") == 1970
+
+
+def test_zero_timestamp_from_the_binlog_is_null_when_nullable():
+    """The binlog carries the zero TIMESTAMP as 0 seconds (the epoch): Debezium writes null for a nullable
+    column, the epoch text for a NOT NULL one; a real TIMESTAMP is never the epoch itself."""
+    _, nullable = column_type(col("TIMESTAMP", nullable=True), DEFAULT)
+    _, required = column_type(col("TIMESTAMP", nullable=False), DEFAULT)
+    epoch = dt.datetime(1970, 1, 1)
+    assert nullable(epoch) is None and nullable(epoch.replace(tzinfo=dt.UTC)) is None
+    assert required(epoch) == "1970-01-01T00:00:00Z"
+    assert nullable(dt.datetime(1970, 1, 1, 0, 0, 1)) == "1970-01-01T00:00:01Z"
+
+
+def test_zero_date_in_a_not_null_column_with_a_default_is_the_default():
+    """Debezium 3.6.3 converts a zero date to null and writes a required field's schema default instead
+    (DATE NOT NULL DEFAULT '2000-01-01' -> 10957, DATETIME ... -> 946684800000); without a default, the
+    epoch."""
+    date_col = col("DATE", nullable=False)
+    date_col.has_default, date_col.default, date_col.default_is_literal = True, "2000-01-01", True
+    _, convert = column_type(date_col, DEFAULT)
+    assert convert("0000-00-00") == 10957 and convert(dt.date(2020, 1, 1)) == 18262
+    dt_col = col("DATETIME", nullable=False)
+    dt_col.has_default, dt_col.default, dt_col.default_is_literal = True, "2000-01-01 00:00:00", True
+    assert column_type(dt_col, DEFAULT)[1]("0000-00-00 00:00:00") == 946684800000
+    assert column_type(col("DATE", nullable=False), DEFAULT)[1]("0000-00-00") == 0

@@ -4,11 +4,14 @@ string literals, Connect Decimal bytes in base64, row-wise concatenation. Each g
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from ingest.events.json_converter import PLAIN_FRACTION, PLAIN_INTEGER, dumps_str
 
 _B64 = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
 _SHORT_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
@@ -78,3 +81,30 @@ def decimal_json(unscaled: np.ndarray, nulls: np.ndarray | None = None) -> pa.Ar
         chars[nulls, :4] = np.frombuffer(b"null", np.uint8)
         lengths[nulls] = 4
     return strings_from_matrix(chars, lengths)
+
+
+def java_float_json(texts: pa.Array, convert: Callable[[str], Any]) -> pa.Array:
+    """Shortest-digits float texts (Arrow's or Python's: '2.5', '1e+300', '1.234e-7') -> the JSON text Jackson
+    writes for them (`convert`: json_converter's java_float or java_double_text), nulls kept. In Arrow: texts
+    Java prints as they are (0.001 <= |x| < 1e7 with a fraction), with ".0" appended (integers below 1e7), or
+    exponent forms re-spelt ('1e+300' -> '1.0E300'), except integral values below 2^63, which JDK 17 prints
+    from their long value (json_converter._java_integral_text); the rest through `convert`."""
+    integer = pc.fill_null(pc.match_substring_regex(texts, f"^{PLAIN_INTEGER.pattern}$"), False)
+    plain = pc.or_(pc.fill_null(pc.match_substring_regex(texts, f"^{PLAIN_FRACTION.pattern}$"), True), integer)
+    fast = pc.if_else(integer, pc.binary_join_element_wise(texts, ".0", ""), texts)
+    if pc.all(plain).as_py() is not False:  # the common case: every value in Java's plain range
+        return fast
+    exponent = pc.fill_null(pc.match_substring_regex(texts, r"^-?\d(\.\d+)?e[+-]?\d+$"), False)
+    if pc.any(exponent).as_py():
+        values = pc.abs(pc.cast(pc.if_else(exponent, texts, "0.5"), pa.float64()))
+        long_valued = pc.and_(pc.equal(pc.floor(values), values), pc.less(values, 2.0 ** 63))
+        exponent = pc.and_(exponent, pc.invert(long_valued))
+        spelt = pc.replace_substring_regex(texts, r"^(-?\d)e", r"\1.0e")
+        spelt = pc.replace_substring(pc.replace_substring(spelt, "e+", "E"), "e", "E")
+        fast = pc.if_else(exponent, spelt, fast)
+    slow = pc.invert(pc.or_(plain, exponent))
+    if not pc.any(slow).as_py():
+        return fast
+    rows = pc.indices_nonzero(slow)
+    converted = [dumps_str(convert(t)) for t in pc.take(texts, rows).to_pylist()]
+    return pc.replace_with_mask(fast, slow, pa.array(converted, pa.string()))

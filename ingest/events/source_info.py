@@ -2,8 +2,12 @@
 
 Each connector's layout is Debezium 3.6.3's, read from the SourceInfoStructMaker schemas in the 3.6.3
 jars (sqlserver, oracle, mysql, postgresql, mongodb): the common head version, connector, name, ts_ms,
-snapshot, db, sequence, ts_us, ts_ns, then the connector's own fields. MariaDB has no connector jar in
-3.6.3: its layout stays seed 004's. docs/events.md lists where the seeds' older examples differ.
+snapshot, db, sequence, ts_us, ts_ns, then the connector's own fields. MariaDB (no connector jar in the
+3.6.3 wheel) has the MySQL layout: Debezium 3.x's MariaDbSourceInfoStructMaker is the binlog connectors'
+shared struct maker (BinlogSourceInfoStructMaker) under the name io.debezium.connector.mariadb.Source.
+docs/events.md lists where the seeds' older examples differ.
+
+`VERSION` is source.version of every lakecdc connector (one constant; Debezium writes its own release).
 
 `snapshot` is the io.debezium.data.Enum string (default "false") everywhere: "first",
 "first_in_data_collection", "true", "last_in_data_collection", "last" by a snapshot row's position,
@@ -17,8 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ingest import __version__
 from ingest.errors import LakecdcError
 from ingest.events import connect_schema as cs
+
+VERSION = f"lakecdc-{__version__}"
 
 CONNECTORS = ("sqlserver", "oracle", "mysql", "mariadb", "postgresql", "mongodb")
 
@@ -44,6 +51,12 @@ _COMMON_HEAD = [
     ("db", S()), ("sequence", S(True)), ("ts_us", I64(True)), ("ts_ns", I64(True)),
 ]
 
+# BinlogSourceInfoStructMaker's own fields (MySQL and MariaDB)
+_BINLOG = [
+    ("table", S(True)), ("server_id", I64()), ("gtid", S(True)), ("file", S()), ("pos", I64()), ("row", I32()),
+    ("thread", I64(True)), ("query", S(True)),
+]
+
 _FIELDS: dict[str, list[tuple[str, cs.Schema]]] = {
     "sqlserver": _COMMON_HEAD + [
         ("schema", S()), ("table", S()), ("change_lsn", S(True)), ("commit_lsn", S(True)),
@@ -55,17 +68,8 @@ _FIELDS: dict[str, list[tuple[str, cs.Schema]]] = {
         ("user_name", S(True)), ("redo_sql", S(True)), ("row_id", S(True)), ("commit_ts_ms", I64(True)),
         ("start_scn", S(True)), ("start_ts_ms", I64(True)), ("txSeq", I64(True)),
     ],
-    "mysql": _COMMON_HEAD + [
-        ("table", S(True)), ("server_id", I64()), ("gtid", S(True)), ("file", S()), ("pos", I64()), ("row", I32()),
-        ("thread", I64(True)), ("query", S(True)),
-    ],
-    # no MariaDB connector jar in 3.6.3: seed 004's layout
-    "mariadb": [
-        ("version", S()), ("connector", S()), ("name", S()), ("ts_ms", I64()), ("ts_us", I64()), ("ts_ns", I64()),
-        ("snapshot", SNAPSHOT_ENUM), ("db", S()), ("sequence", S(True)), ("table", S(True)), ("server_id", I64()),
-        ("gtid", S(True)), ("file", S()), ("pos", I64()), ("row", I32()), ("thread", I64(True)),
-        ("query", S(True)),
-    ],
+    "mysql": _COMMON_HEAD + _BINLOG,
+    "mariadb": _COMMON_HEAD + _BINLOG,  # the binlog connectors' shared struct maker (3.x)
     "postgresql": _COMMON_HEAD + [
         ("schema", S()), ("table", S()), ("txId", I64(True)), ("lsn", I64(True)), ("xmin", I64(True)),
         ("origin", S(True)), ("origin_lsn", I64(True)),
@@ -75,11 +79,9 @@ _FIELDS: dict[str, list[tuple[str, cs.Schema]]] = {
     ],
 }
 
-# Source struct schema version: 1 in every 3.6.3 jar; the MariaDB seed shows none.
-_SOURCE_VERSION = {"sqlserver": 1, "oracle": 1, "mysql": 1, "mariadb": None, "postgresql": 1, "mongodb": 1}
-
+# Source struct schema version: 1 in every 3.6.3 jar (AbstractSourceInfoStructMaker's common builder).
 SOURCE_SCHEMAS: dict[str, cs.Schema] = {
-    c: cs.struct(_FIELDS[c], False, name=SOURCE_SCHEMA_NAMES[c], version=_SOURCE_VERSION[c]) for c in CONNECTORS
+    c: cs.struct(_FIELDS[c], False, name=SOURCE_SCHEMA_NAMES[c], version=1) for c in CONNECTORS
 }
 SOURCE_FIELDS: dict[str, tuple[str, ...]] = {c: tuple(n for n, _ in _FIELDS[c]) for c in CONNECTORS}
 SNAPSHOT_IS_ENUM: dict[str, bool] = {c: dict(_FIELDS[c])["snapshot"] is SNAPSHOT_ENUM for c in CONNECTORS}
@@ -178,29 +180,21 @@ def mysql_source(
     *, version: str, name: str, ts_ms: int, db: str, server_id: int, file: str, pos: int, table: str | None = None,
     row: int = 0, snapshot: bool | str | None = False, gtid: str | None = None, thread: int | None = None,
     query: str | None = None, sequence: str | None = None, ts_us: int | None = None, ts_ns: int | None = None,
+    connector: str = "mysql",
 ) -> dict[str, Any]:
+    """The binlog connectors' source block (MySQL; MariaDB through mariadb_source)."""
     ts_us, ts_ns = _us_ns(ts_ms, ts_us, ts_ns)
     return {
-        "version": version, "connector": "mysql", "name": name, "ts_ms": ts_ms,
-        "snapshot": snapshot_value("mysql", snapshot), "db": db, "sequence": sequence, "ts_us": ts_us,
+        "version": version, "connector": connector, "name": name, "ts_ms": ts_ms,
+        "snapshot": snapshot_value(connector, snapshot), "db": db, "sequence": sequence, "ts_us": ts_us,
         "ts_ns": ts_ns, "table": table, "server_id": server_id,
         "gtid": gtid, "file": file, "pos": pos, "row": row, "thread": thread, "query": query,
     }
 
 
-def mariadb_source(
-    *, version: str, name: str, ts_ms: int, db: str, server_id: int, file: str, pos: int, table: str | None = None,
-    row: int = 0, ts_us: int | None = None, ts_ns: int | None = None, snapshot: bool | str | None = False,
-    sequence: str | None = None, gtid: str | None = None, thread: int | None = None, query: str | None = None,
-) -> dict[str, Any]:
-    # MariaDB's clock has ms precision in the binlog header: us/ns default to the ms value scaled.
-    return {
-        "version": version, "connector": "mariadb", "name": name, "ts_ms": ts_ms,
-        "ts_us": ts_ms * 1000 if ts_us is None else ts_us, "ts_ns": ts_ms * 1_000_000 if ts_ns is None else ts_ns,
-        "snapshot": snapshot_value("mariadb", snapshot), "db": db, "sequence": sequence, "table": table,
-        "server_id": server_id, "gtid": gtid, "file": file, "pos": pos, "row": row, "thread": thread,
-        "query": query,
-    }
+def mariadb_source(**values: Any) -> dict[str, Any]:
+    """MariaDB's source block: the MySQL layout (one binlog struct maker), connector "mariadb"."""
+    return mysql_source(connector="mariadb", **values)
 
 
 def postgresql_sequence(last_commit_lsn: int | None, lsn: int | None) -> str:

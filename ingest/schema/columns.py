@@ -48,6 +48,7 @@ class ColumnSpec:
     identity: bool = False                # SQL Server IDENTITY / GENERATED ... AS IDENTITY
     generation_expression: str | None = None
     primary_key: bool = False
+    unique: bool = False                  # an inline UNIQUE [KEY] (MySQL: may become the key, interpreter.create)
     charset: str | None = None
     collation: str | None = None
     comment: str | None = None
@@ -439,6 +440,7 @@ def parse_attributes(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:  # no
             spec.primary_key = True
         elif cur.accept("UNIQUE"):
             cur.accept("KEY") or cur.accept("INDEX")
+            spec.unique = True
         elif cur.accept("COMMENT"):
             cur.accept_op("=")
             spec.comment = cur.next().text

@@ -134,6 +134,8 @@ class CreateStatements:
             charset = options.get("charset") or self.database_charset(tid.database)
             table.default_charset = charset if self.mysql else None
             self._build_columns(table, specs)
+            if self.mysql and not table.primary_key and self._unique_keys:
+                self._unique_as_primary_key(table, self._unique_keys[0])
         if parents:
             self._inherit(table, parents)
         if options.get("comment") is not None:
@@ -165,6 +167,7 @@ class CreateStatements:
 
     def _table_elements(self, table: Table, specs: list[ColumnSpec]) -> None:
         cur = self.cur
+        self._unique_keys: list[list[tuple[str, bool]]] = []  # MySQL: unique keys in order (_unique_as_primary_key)
         cur.expect_op("(")
         while True:
             self._table_element(table, specs)
@@ -193,6 +196,13 @@ class CreateStatements:
                 self._mysql_key_prefixes = {name.lower(): prefix for name, prefix in parts}
             cur.skip_to_comma()
             return
+        if self.mysql and cur.at("UNIQUE"):
+            cur.next()
+            while not cur.at_op("("):
+                cur.next()  # KEY/INDEX, index name, USING BTREE
+            self._unique_keys.append(parse_key_parts(cur, self.fold))
+            cur.skip_to_comma()
+            return
         if cur.at_any(("UNIQUE", "FOREIGN", "CHECK", "EXCLUDE", "FULLTEXT", "SPATIAL")) or \
                 (cur.at_any(("KEY", "INDEX")) and self._looks_like_index()) or cur.at("PERIOD", "FOR") or \
                 cur.at("SUPPLEMENTAL", "LOG") or constraint_name is not None:
@@ -210,6 +220,8 @@ class CreateStatements:
         spec = parse_column(cur, self.dialect)
         spec.name = self.fold(spec.name, spec.quoted)
         specs.append(spec)
+        if self.mysql and spec.unique:
+            self._unique_keys.append([(spec.name, False)])
 
     def _inherit(self, table: Table, parents: list[Table]) -> None:
         """PostgreSQL INHERITS: the parents' columns come first (with NOT NULL and defaults, no key); a local
@@ -309,6 +321,14 @@ class CreateStatements:
                     raise DdlSyntaxError(f"table {table.id} has two primary keys")
                 table.primary_key = [col.name]
                 table.primary_key_name = spec.constraint_name
+
+    def _unique_as_primary_key(self, table: Table, parts: list[tuple[str, bool]]) -> None:
+        """Debezium's MySQL DDL parser keys a table without a primary key by its first unique key, when every
+        column of that key exists and is NOT NULL (else by nothing: the later unique keys are not tried)."""
+        columns = [table.column(name) for name, _ in parts]
+        if all(c is not None and not c.nullable for c in columns):
+            table.primary_key = [c.name for c in columns]  # type: ignore[union-attr]
+            self._mysql_key_prefixes = {name.lower(): prefix for name, prefix in parts}
 
     def _serial_default(self, table: Table, col: Column) -> None:
         """A serial column's default: nextval of the sequence <table>_<column>_seq, owned by the table; names

@@ -43,12 +43,22 @@ TYPES: tuple[TypeRow, ...] = (
     TypeRow("float30", "FLOAT(30)", ("2.5",)),
     TypeRow("float_m_d", "FLOAT(10,2)", ("12.34",)),
     TypeRow("double", "DOUBLE", ("2.25", "0.1", "1e300", "123456789012.5")),
+    # folded in from the former tests/mysql_debezium.py harness
+    TypeRow("float_edges", "FLOAT", ("0.3", "-0.0", "1e-5", "100")),
+    TypeRow("float_7_2", "FLOAT(7,2)", ("12345.67", "-0.01")),
+    TypeRow("double_edges", "DOUBLE", ("-2.2250738585072014e-308", "1.7976931348623157e308", "1e-5", "-0.0",
+                                       "123456789.123")),
+    TypeRow("double_7_2", "DOUBLE(7,2)", ("1.25", "-5.5")),
+    TypeRow("int_zerofill", "INT(5) ZEROFILL", ("42", "0")),
+    TypeRow("bit8", "BIT(8)", ("b'10000000'", "b'11111111'")),
     TypeRow("decimal_10_2", "DECIMAL(10,2)", ("12.34", "-0.01", "-1.28", "-327.68", "0")),
     TypeRow("decimal_38_10", "DECIMAL(38,10)", ("1234567890123456789012345678.0123456789",)),
     TypeRow("decimal_65_30", "DECIMAL(65,30)", ("12345678901234567890123456789012345.123456789012345678901234567890",)),
     TypeRow("numeric", "NUMERIC", ("42",)),
     TypeRow("char", "CHAR(3)", ("'abc'", "'a'", "''")),
     TypeRow("varchar", "VARCHAR(20)", ("'héllo ✓'", "''")),
+    TypeRow("varchar_latin1", "VARCHAR(20) CHARACTER SET latin1", ("'café'",)),
+    TypeRow("text_utf8mb4", "TEXT CHARACTER SET utf8mb4", ("'héllo wörld 🎉'", "'日本語テキスト'")),
     TypeRow("binary4", "BINARY(4)", ("x'01'", "x'01020304'", "''")),
     TypeRow("varbinary", "VARBINARY(8)", ("x'fbff'", "''")),
     TypeRow("tinyblob", "TINYBLOB", ("x'00'",)),
@@ -67,10 +77,14 @@ TYPES: tuple[TypeRow, ...] = (
     TypeRow("time", "TIME", ("'10:15:30'", "'-01:00:00'", "'838:59:59'")),
     TypeRow("time3", "TIME(3)", ("'10:15:30.123'",)),
     TypeRow("time6", "TIME(6)", ("'10:15:30.123456'", "'-01:00:00.250000'", "'00:00:00'")),
+    TypeRow("time1", "TIME(1)", ("'10:15:30.1'", "'-00:00:00.5'", "'-10:00:00.1'")),
+    TypeRow("time6_edges", "TIME(6)", ("'-00:00:00.000001'", "'23:59:59.999999'", "'-838:59:59'")),
     TypeRow("datetime", "DATETIME", ("'2018-06-20 06:37:03'", "'0000-00-00 00:00:00'", "'1000-01-01 00:00:00'")),
     TypeRow("datetime3", "DATETIME(3)", ("'2018-06-20 06:37:03.123'",)),
     TypeRow("datetime6", "DATETIME(6)", ("'2018-06-20 06:37:03.000005'", "'1969-12-31 23:59:59.999999'")),
     TypeRow("timestamp", "TIMESTAMP NULL", ("'2018-06-20 13:37:03'", "'0000-00-00 00:00:00'")),
+    TypeRow("datetime1", "DATETIME(1)", ("'2018-06-20 06:37:03.5'", "'1000-01-01 00:00:00.1'")),
+    TypeRow("timestamp2", "TIMESTAMP(2) NULL", ("'2018-06-20 13:37:03.12'", "'1970-01-01 00:00:01'")),
     TypeRow("timestamp6", "TIMESTAMP(6) NULL", ("'2018-06-20 13:37:03.120000'", "'2038-01-19 03:14:07.999999'")),
     TypeRow("geometry", "GEOMETRY", ("ST_GeomFromText('POINT(1 2)')", "ST_GeomFromText('POINT(1 2)', 4326)",
                                      "ST_GeomFromText('LINESTRING(0 0, 1 1)')")),
@@ -82,6 +96,34 @@ TYPES: tuple[TypeRow, ...] = (
     TypeRow("multipolygon", "MULTIPOLYGON", ("ST_GeomFromText('MULTIPOLYGON(((0 0, 1 0, 1 1, 0 0)))')",)),
     TypeRow("geometrycollection", "GEOMETRYCOLLECTION",
             ("ST_GeomFromText('GEOMETRYCOLLECTION(POINT(1 1), LINESTRING(0 0, 1 1))')",)),
+)
+
+# Column defaults of every kind in the field schemas (literals, CURRENT_TIMESTAMP, expressions, bits,
+# unsigned maxima) and NOT NULL zero values (folded in from the former tests/mysql_debezium.py harness).
+DEFS_COLUMNS = (
+    "a INT NOT NULL DEFAULT 7, b VARCHAR(5) DEFAULT 'x''y', c DECIMAL(5,2) DEFAULT 1.50, d DATE DEFAULT '2020-01-02', "
+    "e DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3), "
+    "f TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, "
+    "g ENUM('p','q') NOT NULL DEFAULT 'q', h SET('x','y') DEFAULT 'x,y', i BIT(8) DEFAULT b'101', "
+    "j TIME DEFAULT '01:02:03', k FLOAT DEFAULT 0.3, l VARCHAR(3) DEFAULT NULL, m TINYINT(1) DEFAULT 1, "
+    "n BIGINT UNSIGNED DEFAULT 18446744073709551615, o BINARY(2) DEFAULT 'a', p INT DEFAULT (1+1), "
+    "q TIMESTAMP NULL DEFAULT '2020-01-01 00:00:00', r YEAR DEFAULT 2020, s DATETIME DEFAULT '2020-01-01 10:00:00', "
+    "t DOUBLE DEFAULT -1.5, u BIT(1) DEFAULT b'1', v DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, "
+    "w TIMESTAMP(3) NULL DEFAULT CURRENT_TIMESTAMP(3), x VARBINARY(4) DEFAULT 'ab', y TIME(6) DEFAULT '-01:00:00.5', "
+    "z DECIMAL(30,2) DEFAULT 0, dz DATE NOT NULL DEFAULT '2000-01-01', tz DATETIME NOT NULL DEFAULT '2000-01-01'"
+)
+DEFS_SNAPSHOT_ROW = (
+    "DEFAULT, DEFAULT, DEFAULT, DEFAULT, '2020-01-01 00:00:00', '2020-01-01 00:00:00', DEFAULT, DEFAULT, DEFAULT, "
+    "DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, DEFAULT, "
+    "'2020-01-01 00:00:00', '2020-01-01 00:00:00', DEFAULT, DEFAULT, DEFAULT, '0000-00-00', '0000-00-00 00:00:00'"
+)
+DEFS_STREAM_ROWS = (
+    "1, 'a', 2.5, '2021-01-01', '2021-01-01 00:00:00', '2021-01-01 00:00:00', 'p', 'x', b'1', '00:00:01', 1.5, "
+    "'abc', 0, 5, 'b', 3, '2021-01-01 00:00:00', 2021, '2021-01-01 00:00:00', 2.5, b'0', '2021-01-01 00:00:00', "
+    "'2021-01-01 00:00:00', 'cd', '00:00:00', 1, '0000-00-00', '0000-00-00 00:00:00'",
+    "2, 'b', 3.5, '2022-01-01', '2022-01-01 00:00:00', '2022-01-01 00:00:00', 'q', 'y', b'0', '00:00:02', 2.5, "
+    "'def', 1, 6, 'c', 4, '2022-01-01 00:00:00', 2022, '2022-01-01 00:00:00', 3.5, b'1', '2022-01-01 00:00:00', "
+    "'2022-01-01 00:00:00', 'ef', '00:00:01', 2, '2022-01-01', '2022-01-01 00:00:00'",
 )
 
 SNAPSHOT_ID = 0
@@ -109,6 +151,8 @@ def schema_statements(run: str) -> list[str]:
            "dt DATETIME DEFAULT '2020-01-02 03:04:05', ts TIMESTAMP NULL DEFAULT CURRENT_TIMESTAMP, "
            "b BIT(3) DEFAULT b'101', f DOUBLE DEFAULT 1.25)",
            "INSERT INTO {s}.defaults (id, ts) VALUES (1, '2020-01-01 00:00:00')",
+           f"CREATE TABLE {{s}}.defs (id INT PRIMARY KEY, {DEFS_COLUMNS})",
+           f"INSERT INTO {{s}}.defs VALUES (1, {DEFS_SNAPSHOT_ROW})",
            "CREATE TABLE {s}.sentinel (id INT PRIMARY KEY)"]
     if run == SCENARIO_RUN:
         out += ["CREATE TABLE {s}.pk_change (id INT PRIMARY KEY, v VARCHAR(10))",
@@ -127,7 +171,8 @@ def streaming_statements(run: str) -> list[str]:
     out = ["SET SESSION sql_mode = 'ALLOW_INVALID_DATES'", *_type_rows(STREAM_ID),
            f"UPDATE {{s}}.types SET c_text = 'updated' WHERE id = {STREAM_ID + 1}",
            f"DELETE FROM {{s}}.types WHERE id = {STREAM_ID + 2}",
-           "INSERT INTO {s}.defaults (id, ts) VALUES (2, '2020-01-01 00:00:00')"]
+           "INSERT INTO {s}.defaults (id, ts) VALUES (2, '2020-01-01 00:00:00')",
+           *(f"INSERT INTO {{s}}.defs VALUES ({STREAM_ID + i}, {row})" for i, row in enumerate(DEFS_STREAM_ROWS, 1))]
     if run == SCENARIO_RUN:
         out += ["UPDATE {s}.pk_change SET id = 10 WHERE id = 1",
                 "UPDATE {s}.pk_change SET id = 20, v = 'twenty' WHERE id = 2",

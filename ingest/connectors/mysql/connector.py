@@ -127,7 +127,8 @@ class MySqlConnector(SourceConnector):
                    key_row: dict | None = None) -> BronzeEvent:
         """A data change event (op c/u/d/r/t) or, op None, the tombstone of the delete of `key_row`."""
         if op is None:
-            event = emit.tombstone(codec.schemas, codec.key(key_row or {}))
+            # ev.tombstone's event (null value, the delete's key; null for a keyless table), built from the key
+            event = ev.ChangeEvent(codec.schemas, None, codec.key(key_row or {}))
         else:
             event = ev.change(codec.schemas, op, source=source, before=before, after=after, transaction=txn,
                               key=codec.key(key_row) if key_row is not None else None)

@@ -1,9 +1,9 @@
 """The MySQL/MariaDB connector's events through the shared emitter (ingest.events): source blocks from the
 typed builders, data events as `ChangeEvent`s, schema change events as `SchemaChangeEvent`s, all turned into
-bronze rows by ingest.events.to_bronze. Three helpers that ingest.events lacks for now live here (candidates
-to move there): a tombstone for a table without a key, the envelope text around the row of a bulk path, and
-schema change events carrying MySQL's tableChanges (with the column attributes Debezium's MySQL history has:
-comment, hasDefaultValue, defaultValueExpression, enumValues)."""
+bronze rows by ingest.events.to_bronze. Two helpers that ingest.events lacks live here: the envelope text
+around the row of a bulk path, and schema change events carrying the schema tracker's tableChanges as they
+are (ingest.schema.model.Table.to_table_change: with hasDefaultValue, which the schema history's rebuild from
+events (SchemaTracker.apply_event) reads back, and which ev.Column does not carry)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from typing import Any
 
 from ingest.events import envelope as ev
 from ingest.events.json_converter import dumps_str
-from ingest.events.source_info import mariadb_source, mysql_source
+from ingest.events.source_info import VERSION, mariadb_source, mysql_source
 
-VERSION = "3.4.0.Final-lakecdc"
 _ROW_MARK = "\x00row\x00"   # stands for the row JSON while the envelope text around it is built
 
 
@@ -25,12 +24,6 @@ def source_block(flavor: str, *, name: str, ts_ms: int, db: str, table: str | No
     build = mariadb_source if flavor == "mariadb" else mysql_source
     return build(version=VERSION, name=name, ts_ms=ts_ms, db=db, table=table, server_id=server_id, gtid=gtid,
                  file=file, pos=pos, row=row, snapshot=snapshot, thread=thread, query=query)
-
-
-def tombstone(table: ev.TableSchemas, key: dict[str, Any] | None) -> ev.ChangeEvent:
-    """The tombstone after a delete. Debezium writes one for a table without a primary key too (null key);
-    ev.tombstone() refuses a keyless event."""
-    return ev.ChangeEvent(table, None, key)
 
 
 def envelope_texts(table: ev.TableSchemas, op: str, source: dict[str, Any], ts_ns: int,

@@ -6,7 +6,7 @@ compiles, once per table map and codec, a plain Python function that reads one r
 event body with struct.unpack_from / slicing and produces the payload dict `codec.row()` would produce.
 
 Parity with the generic path is the contract: for every column the plan either
-  - converts inline (hot types, when the model column's converter is known: integers, floats, DECIMAL in
+  - converts inline (hot types, when the model column's converter is known: integers, DECIMAL in
     precise mode, DATETIME2, TIMESTAMP2, DATE, character strings), or
   - decodes exactly the Python value mysql-replication would produce and passes it to the codec's own
     converter (every other supported binlog type).
@@ -36,13 +36,13 @@ from ingest.connectors.mysql.types import (
     STRING_TYPES,
     TypeOptions,
     base_type,
+    zero_date_value,
 )
 from ingest.events.json_converter import decimal_base64
 
 if TYPE_CHECKING:
     from ingest.connectors.mysql.codec import TableCodec
 
-_FLOAT_MODEL = {"REAL", "FLOAT", "FLOAT4", "DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
 _COMPRESSED_BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 _FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
 _CACHE_LIMIT = 4096
@@ -273,8 +273,8 @@ def _column(gen: _Gen, column: Any, model: Any, convert: Any, options: TypeOptio
     elif ctype in (FIELD_TYPE.FLOAT, FIELD_TYPE.DOUBLE):
         fmt, size = ("<f", 4) if ctype == FIELD_TYPE.FLOAT else ("<d", 8)
         unpack = gen.const(struct.Struct(fmt).unpack_from, "unpack")
-        # a FLOAT column's converter rounds to the float32 text Debezium writes: inline for DOUBLE only
-        finish(f"{unpack}(data, p)[0]", mname in _FLOAT_MODEL and ctype == FIELD_TYPE.DOUBLE)
+        # the converter writes Java's Float/Double.toString text (types.float32_value, double_value)
+        finish(f"{unpack}(data, p)[0]", False)
         emit(f"p += {size}", 3)
     elif ctype == FIELD_TYPE.YEAR:
         # mysql-replication: byte + 1900; types._year leaves values >= 100 unchanged
@@ -301,7 +301,7 @@ def _column(gen: _Gen, column: Any, model: Any, convert: Any, options: TypeOptio
     elif ctype == FIELD_TYPE.DATETIME2:
         _datetime2(gen, column, mname, model, options, var, conv)
     elif ctype == FIELD_TYPE.TIMESTAMP2:
-        _timestamp2(gen, column, mname, model, var, conv)
+        _timestamp2(gen, column, mname, model, options, var, conv)
     elif ctype == FIELD_TYPE.DATE:
         _date(gen, mname, model, options, var, conv)
     elif ctype == FIELD_TYPE.TIME2:
@@ -403,7 +403,7 @@ def _datetime2(gen: _Gen, column: Any, mname: str, model: Any, options: TypeOpti
     if mname == "DATETIME" and conv is not None:
         millis = tpm == "connect" or (model.length or 0) <= 3
         cache = gen.const({}, "dtcache")
-        zero = gen.const(None if model.nullable else 0, "zero")
+        zero = gen.const(zero_date_value(model, options), "zero")
         helper = gen.const(_datetime2_base_micros, "dtbase")
         emit(f"base = {cache}.get(key, -1)", 3)
         emit("if base == -1:", 3)
@@ -443,7 +443,8 @@ def _datetime2_base_micros(key: bytes, cache: dict) -> int | None:
     return base
 
 
-def _timestamp2(gen: _Gen, column: Any, mname: str, model: Any, var: str, conv: str | None) -> None:
+def _timestamp2(gen: _Gen, column: Any, mname: str, model: Any, options: TypeOptions, var: str,
+                conv: str | None) -> None:
     emit = gen.emit
     emit(f"secs = {_uint(gen, 4, 'big', signed=True)}", 3)
     emit("p += 4", 3)
@@ -452,11 +453,17 @@ def _timestamp2(gen: _Gen, column: Any, mname: str, model: Any, var: str, conv: 
         fsp = model.length or 0
         cache = gen.const({}, "tscache")
         helper = gen.const(_timestamp_text, "tstext")
-        emit(f"text = {cache}.get(secs) or {helper}(secs, {cache})", 3)
+        # the zero TIMESTAMP (0 seconds: '0000-00-00 00:00:00'): null, or the column's default or the epoch
+        zero = gen.const(zero_date_value(model, options), "zero")
+        emit("if secs == 0 and us == 0:", 3)
+        emit(f"{var} = {zero}", 4)
+        emit("else:", 3)
+        level = 4
+        emit(f"text = {cache}.get(secs) or {helper}(secs, {cache})", level)
         if fsp > 0:
-            emit(f"{var} = text + '.' + f'{{us:06d}}'[:{fsp}] + 'Z'", 3)
+            emit(f"{var} = text + '.' + f'{{us:06d}}'[:{fsp}] + 'Z'", level)
         else:
-            emit(f"{var} = text + 'Z'", 3)
+            emit(f"{var} = text + 'Z'", level)
         return
     emit("value = EPOCH + _timedelta(seconds=secs)", 3)
     emit("if us > 0:", 3)
@@ -479,7 +486,7 @@ def _date(gen: _Gen, mname: str, model: Any, options: TypeOptions, var: str, con
     if mname == "DATE" and conv is not None:
         cache = gen.const({}, "datecache")
         helper = gen.const(_date_days, "datedays")
-        zero = gen.const(None if model.nullable else 0, "zero")
+        zero = gen.const(zero_date_value(model, options), "zero")
         emit(f"days = {cache}.get(key)", 3)
         emit("if days is None:", 3)
         emit(f"days = {helper}(key, {cache})", 4)

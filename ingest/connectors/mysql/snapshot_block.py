@@ -32,14 +32,22 @@ import pyarrow.csv as pacsv
 import pymysql
 
 from ingest.connectors.mysql.codec import TableCodec
-from ingest.connectors.mysql.types import DECIMAL_TYPES, INT_TYPES, STRING_TYPES, TypeOptions, base_type
-from ingest.events.columnar import decimal_json, join, json_strings, strings_from_matrix
+from ingest.connectors.mysql.types import (
+    DECIMAL_TYPES,
+    INT_TYPES,
+    STRING_TYPES,
+    TypeOptions,
+    base_type,
+    zero_date_value,
+)
+from ingest.events.columnar import decimal_json, java_float_json, join, json_strings, strings_from_matrix
+from ingest.events.json_converter import java_double_text, java_float
 from ingest.sqlutil import quote_ident
 
 Fragments = Callable[[pa.Array], pa.Array]  # CSV text of a column -> JSON text of each value (no nulls)
 _HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
 # 8-byte floats: the server's text is the double. A FLOAT column goes through its converter (types.float32_*).
-_FLOAT_TYPES = {"REAL", "DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
+_DOUBLE_TYPES = {"DOUBLE", "DOUBLE PRECISION", "FLOAT8"}
 
 
 # ---------------------------------------------------------------------------------------------- Arrow helpers
@@ -65,13 +73,16 @@ def _int_text(a: pa.Array, unsigned_bigint: bool = False, wrap: bool = False) ->
     return pc.cast(ints, pa.string())
 
 
-def _floats(a: pa.Array) -> pa.Array:
-    """float(text) written by orjson: Arrow's and Python's parsers both round correctly, and orjson writes
-    the shortest representation, so the C-level list dump is exact."""
-    values = pc.cast(a, pa.float64()).to_pylist()
-    if not values:
-        return pa.array([], pa.string())
-    return pa.array(orjson.dumps(values)[1:-1].split(b","), pa.string())
+def _doubles(a: pa.Array) -> pa.Array:
+    """DOUBLE (and DECIMAL in double mode) server text -> Double.toString's text. Arrow parses with correct
+    rounding and prints the shortest round-trip digits, which java_float_json lays out as Java does."""
+    return _fill(java_float_json(pc.cast(pc.cast(a, pa.float64()), pa.string()), java_double_text))
+
+
+def _reals(a: pa.Array) -> pa.Array:
+    """REAL (a DOUBLE on the server, a FLOAT32 in the schema) -> Float.toString of the value as a float."""
+    as_float = pc.cast(pc.cast(a, pa.float64()), pa.float32())
+    return _fill(java_float_json(pc.cast(as_float, pa.string()), java_float))
 
 
 def _decimal_bytes(a: pa.Array) -> pa.Array:
@@ -86,9 +97,8 @@ def _zero_date(a: pa.Array) -> pa.Array:
     return pc.or_(pc.starts_with(a, "0000"), pc.equal(pc.utf8_slice_codeunits(a, 5, 7), "00"))
 
 
-def _temporal(a: pa.Array, nullable: bool, zero: str, convert: Fragments) -> pa.Array:
-    """NULL and zero dates -> null (nullable column) or the epoch value `zero`, as types._temporal does."""
-    zero_frag = "null" if nullable else zero
+def _temporal(a: pa.Array, zero_frag: str, convert: Fragments) -> pa.Array:
+    """NULL and zero dates -> `zero_frag` (types.zero_date_value: null, the column's default or the epoch)."""
     is_zero = _zero_date(a)
     valid = pc.if_else(is_zero, pa.scalar(None, pa.string()), a)
     return _fill(pc.if_else(is_zero, pa.scalar(zero_frag), convert(valid)), zero_frag)
@@ -116,7 +126,7 @@ def _zoned_text(a: pa.Array) -> pa.Array:
 
 def _year(a: pa.Array) -> pa.Array:
     y = pc.cast(a, pa.int64())
-    y = pc.if_else(pc.and_(pc.greater(y, 0), pc.less(y, 70)), pc.add(y, 2000),
+    y = pc.if_else(pc.and_(pc.greater_equal(y, 0), pc.less(y, 70)), pc.add(y, 2000),
                    pc.if_else(pc.and_(pc.greater_equal(y, 70), pc.less(y, 100)), pc.add(y, 1900), y))
     return pc.cast(y, pa.string())
 
@@ -168,7 +178,6 @@ def _value_fragments(column: Any, options: TypeOptions, text: bool) -> Fragments
     name, unsigned = base_type(column)
     if not text:
         return None
-    nullable = bool(column.nullable)
     tpm = options.time_precision_mode
     if name in ("BOOLEAN", "BOOL"):
         return lambda a: _fill(pc.if_else(pc.not_equal(pc.cast(a, pa.int64()), 0), "true", "false"))
@@ -177,8 +186,10 @@ def _value_fragments(column: Any, options: TypeOptions, text: bool) -> Fragments
         if big and options.bigint_unsigned_mode == "precise":
             return None
         return lambda a: _fill(_int_text(a, big, wrap=True))
-    if name in _FLOAT_TYPES or (name in DECIMAL_TYPES and options.decimal_mode == "double"):
-        return _floats
+    if name == "REAL":
+        return _reals
+    if name in _DOUBLE_TYPES or (name in DECIMAL_TYPES and options.decimal_mode == "double"):
+        return _doubles
     if name in DECIMAL_TYPES:
         if options.decimal_mode == "string":
             return lambda a: _fill(join(len(a), '"', a, '"'))
@@ -189,15 +200,15 @@ def _value_fragments(column: Any, options: TypeOptions, text: bool) -> Fragments
         return lambda a: _fill(json_strings(a))
     if name == "YEAR":
         return lambda a: _fill(_year(a))
+    zero = orjson.dumps(zero_date_value(column, options, snapshot=True)).decode()
     if name == "DATE":
-        return lambda a: _temporal(a, nullable, "0", _days)
+        return lambda a: _temporal(a, zero, _days)
     if name == "DATETIME":
         fsp = column.length or 0
         divide = tpm == "connect" or fsp <= 3
-        return lambda a: _temporal(a, nullable, "0", lambda v: _micros(v, divide))
+        return lambda a: _temporal(a, zero, lambda v: _micros(v, divide))
     if name == "TIMESTAMP":
-        return lambda a: _temporal(a, nullable, '"1970-01-01T00:00:00Z"',
-                                   lambda v: join(len(v), '"', _zoned_text(v), 'Z"'))
+        return lambda a: _temporal(a, zero, lambda v: join(len(v), '"', _zoned_text(v), 'Z"'))
     return None
 
 

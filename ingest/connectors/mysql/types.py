@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ingest.events import connect_schema as cs
-from ingest.events.json_converter import decimal_base64
+from ingest.events.json_converter import decimal_base64, java_double, java_float
 
 Converter = Callable[[Any], Any]
 EPOCH = dt.datetime(1970, 1, 1)
@@ -99,10 +99,21 @@ def float32_widened(v: Any) -> float:
     return _F32.unpack(_F32.pack(float(v)))[0]
 
 
-def float32_value(v: Any) -> float:
-    """A FLOAT value as Debezium writes it: the Java float's shortest decimal text (0.3, not the double
-    0.30000001192092896 that the same 4 bytes widen to). numpy prints the shortest float32 round-trip text."""
-    return float(str(np.float32(v)))
+def float32_value(v: Any) -> Any:
+    """A FLOAT value as Debezium writes it: Float.toString of the 4-byte float (0.3, not the double
+    0.30000001192092896 that the same 4 bytes widen to; -1.7623E8). numpy prints the shortest float32
+    round-trip text, which java_float lays out as Java does."""
+    return java_float(str(np.float32(v)))
+
+
+def double_value(v: Any) -> Any:
+    """A DOUBLE (or DECIMAL in double mode) value as Debezium writes it: Double.toString (1.0E300)."""
+    return java_double(float(v))
+
+
+def float32_widened_value(v: Any) -> Any:
+    """FLOAT(M,D): the 4-byte float widened to a double, written by Double.toString."""
+    return java_double(float32_widened(v))
 
 
 def _to_decimal(v: Any) -> decimal.Decimal:
@@ -143,11 +154,18 @@ def _time_of_day_millis(v: Any) -> int | None:
     return micros // 1000 if 0 <= micros < 86_400_000_000 else None
 
 
-def _temporal(convert: Callable[[Any], Any], nullable: bool, zero: Any) -> Converter:
-    """Zero dates: null when the column is nullable, else the epoch (seed 004 section 5.2)."""
+def _is_zero_timestamp(v: Any) -> bool:
+    """A binlog TIMESTAMP of 0 seconds: the zero TIMESTAMP (a real one starts at 1970-01-01 00:00:01 UTC)."""
+    return isinstance(v, dt.datetime) and v.replace(tzinfo=None) == EPOCH and (
+        v.tzinfo is None or v.utcoffset() == dt.timedelta(0))
+
+
+def _temporal(convert: Callable[[Any], Any], nullable: bool, zero: Any, timestamp: bool = False) -> Converter:
+    """Zero dates: null when the column is nullable, else the epoch (seed 004 section 5.2). `timestamp`: the
+    epoch itself is the zero TIMESTAMP as well (how the binlog carries it)."""
 
     def run(v: Any) -> Any:
-        if v is None or _is_zero_date(v):
+        if v is None or _is_zero_date(v) or (timestamp and _is_zero_timestamp(v)):
             return None if nullable else zero
         return convert(v)
 
@@ -186,7 +204,7 @@ def snapshot_converter(column: Any, convert: Converter) -> Converter:
 
 def _year(v: Any) -> int:
     year = int(v.year if isinstance(v, dt.date) else v)
-    if 0 < year < 70:  # enable.time.adjuster: two-digit years map to 1970-2069
+    if 0 <= year < 70:  # enable.time.adjuster: two-digit years map to 1970-2069, and year 0 ('0000') to 2000
         return year + 2000
     if 70 <= year < 100:
         return year + 1900
@@ -241,8 +259,37 @@ def column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converter
     SQL NULL to None; temporal converters also map zero dates (null, or the epoch for NOT NULL columns)."""
     schema, convert = _column_type(column, options)
     if getattr(convert, "handles_null", False):
-        return schema, convert
+        return schema, _zero_as_default(column, options, convert)
     return schema, lambda v: None if v is None else convert(v)
+
+
+def _zero_as_default(column: Any, options: TypeOptions, convert: Converter) -> Converter:
+    """A zero date in a NOT NULL column with a DEFAULT: Debezium converts it to null, then writes the field
+    schema's default for the required field (measured: DATE NOT NULL DEFAULT '2000-01-01' -> 10957); without
+    a default, the epoch (_temporal's `zero`)."""
+    name, _ = base_type(column)
+    if column.nullable or name not in ("DATE", "DATETIME", "TIMESTAMP"):
+        return convert
+    default = default_value(column, snapshot_converter(column, convert), options)
+    if default is None:
+        return convert
+    timestamp = name == "TIMESTAMP"
+
+    def run(v: Any) -> Any:
+        if v is None or _is_zero_date(v) or (timestamp and _is_zero_timestamp(v)):
+            return default
+        return convert(v)
+
+    run.handles_null = True  # type: ignore[attr-defined]
+    return run
+
+
+def zero_date_value(column: Any, options: TypeOptions, snapshot: bool = False) -> Any:
+    """What a zero date ('0000-00-00 ...') is in this temporal column: null (nullable), else the column's
+    default or the epoch (for the bulk and binlog fast paths, which detect zero dates themselves).
+    `snapshot`: in the snapshot's form (snapshot_converter)."""
+    convert = column_type(column, options)[1]
+    return (snapshot_converter(column, convert) if snapshot else convert)(None)
 
 
 def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converter]:
@@ -264,15 +311,15 @@ def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converte
     if name in INT_TYPES:
         return _integer(name, unsigned, optional, options)
     if name in ("REAL",):
-        return cs.float32(optional), float
+        return cs.float32(optional), float32_value
     if name in ("FLOAT", "FLOAT4"):
         if length is not None and length > 23 and scale is None:  # FLOAT(24..53) is a DOUBLE
-            return cs.float64(optional), float
+            return cs.float64(optional), double_value
         if scale is not None:  # FLOAT(M,D): a 4-byte float, widened to a double as Debezium does (Java float -> double)
-            return cs.float64(optional), float32_widened
+            return cs.float64(optional), float32_widened_value
         return cs.float32(optional), float32_value
     if name in ("DOUBLE", "DOUBLE PRECISION", "FLOAT8"):
-        return cs.float64(optional), float
+        return cs.float64(optional), double_value
     if name in DECIMAL_TYPES:
         return _decimal(length, scale, optional, options.decimal_mode)
     if name in STRING_TYPES:
@@ -294,7 +341,7 @@ def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converte
     if name == "TIMESTAMP":
         fsp = length or 0
         return (cs.string(optional, name="io.debezium.time.ZonedTimestamp", version=1),
-                _temporal(_zoned(fsp), optional, _zoned(fsp)(EPOCH)))
+                _temporal(_zoned(fsp), optional, _zoned(fsp)(EPOCH), timestamp=True))
     if name == "DATE":
         semantic = "org.apache.kafka.connect.data.Date" if tpm == "connect" else "io.debezium.time.Date"
         return cs.int32(optional, name=semantic, version=1), _temporal(_days, optional, 0)
@@ -349,7 +396,7 @@ def _decimal(length: int | None, scale: int | None, optional: bool, mode: str) -
     precision = length if length is not None else 10
     places = scale if scale is not None else 0
     if mode == "double":
-        return cs.float64(optional), float
+        return cs.float64(optional), double_value
     if mode == "string":
         return cs.string(optional), lambda v: format(_to_decimal(v), "f")
     return (cs.bytes_(optional, name="org.apache.kafka.connect.data.Decimal", version=1,
