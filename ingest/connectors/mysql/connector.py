@@ -33,7 +33,6 @@ from ingest.events import envelope as ev
 from ingest.events.to_bronze import change_to_bronze, schema_change_to_bronze
 
 log = logging.getLogger(__name__)
-VERSION = emit.VERSION
 SEQ_WIDTHS = (8, 10, 8)
 RECOVERY_INDEX = 0x80000000  # seq index of snapshot.mode=recovery records: after any DDL or truncate at that pos
 

@@ -29,7 +29,6 @@ import psycopg2.extras
 import psycopg2.sql
 import pyarrow as pa
 
-from ingest import __version__
 from ingest.bronze.contract import (
     Batch,
     BatchLimits,
@@ -53,13 +52,12 @@ from ingest.connectors.postgres.types import ConversionError, binary_encoding
 from ingest.errors import LakecdcError
 from ingest.events import envelope as ev
 from ingest.events.json_converter import canonical_schema_json, dumps_str
-from ingest.events.source_info import postgresql_sequence, postgresql_source
+from ingest.events.source_info import VERSION, postgresql_sequence, postgresql_source
 from ingest.events.to_bronze import change_to_bronze, schema_change_to_bronze
 
 log = logging.getLogger(__name__)
 
 SEQ_WIDTHS = (16, 16, 8)
-VERSION = f"lakecdc-{__version__}"
 
 
 def make_seq(commit_lsn: int, lsn: int, index: int) -> str:
