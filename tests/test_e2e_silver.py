@@ -71,7 +71,7 @@ class Project:
 
     def run(self, *command: str, env: dict[str, str] | None = None) -> str:
         result = subprocess.run(list(command), cwd=self.dir, env={**self.env, **(env or {})}, capture_output=True,
-                                text=True, timeout=300)
+                                text=True, timeout=1800)  # a generous limit: a busy machine is slow, not wrong
         output = result.stdout + result.stderr
         assert result.returncode == 0, f"{' '.join(command[-3:])} failed ({result.returncode}):\n{output[-6000:]}"
         return output

@@ -79,7 +79,7 @@ class DebeziumCapture:
         with self._lock:
             return list(self.records)
 
-    def wait(self, until: Callable[[list[Record]], bool], what: str, timeout: float = 180.0) -> list[Record]:
+    def wait(self, until: Callable[[list[Record]], bool], what: str, timeout: float = 900.0) -> list[Record]:
         """Poll until `until(records)` holds; fail with what was seen when the engine dies or time runs out."""
         deadline = time.monotonic() + timeout
         while True:
