@@ -488,3 +488,16 @@ def test_heartbeat_transaction_and_schema_change_schemas_are_debezium_363s() -> 
         layout = ev.SCHEMA_CHANGE_LAYOUTS[connector]
         assert layout.key_schema == jar[f"{connector}_schema_change_key"], connector
         assert jc.canonical_schema_json(layout.value_schema) == jc.dumps_str(jar[f"{connector}_schema_change_value"])
+
+
+def test_java_double_fast_path_agrees_with_the_general_path() -> None:
+    """java_double's plain-range shortcut gives the text of the full Double.toString emulation."""
+    import random
+
+    from ingest.events import json_converter as jc
+
+    rng = random.Random(11)
+    values = [rng.uniform(-1e7, 1e7) for _ in range(5000)] + [rng.uniform(-0.01, 0.01) for _ in range(5000)]
+    values += [0.001, -0.001, 0.0009999999999999998, 9999999.999999998, 1e7, -1e7, 5.0, 0.0, -0.0, 1e-300]
+    for v in values:
+        assert jc.orjson.dumps(jc.java_double(v)) == jc.orjson.dumps(jc._java_text(repr(v), v, 53)), v
