@@ -64,13 +64,12 @@
   {%- endif -%}
 {%- endmacro %}
 
-{#- Columns added by ALTER TABLE, from <S>_schema_history (when it exists): {name: {seq, column, default_sql,
-    expression}} for every column of the latest version that its previous version lacked (rename targets
+{#- Columns added by ALTER TABLE, from <S>_schema_history (when it exists): {name: {seq, column, missing_value,
+    default}} for every column of the latest version that its previous version lacked (rename targets
     excluded). `seq`: the schema change's valid_from_seq; events up to it predate the column. `column`: its
     history entry (name, spark_type, ...). The database fills the rows that exist at the ADD with the default
-    and sends no change event for them, so silver gives those events the default: `default_sql` for a literal
-    default (lakecdc_default_sql), `expression` for a default that is an expression (now(), nextval(...), ...),
-    which silver cannot evaluate as the database did (see docs/silver.md). -#}
+    and sends no change event for them, so silver gives those events `missing_value` (the value the database
+    gave them, when the history knows it) or the literal `default` (see docs/silver.md). -#}
 {% macro lakecdc_column_adds(source_name, table_id, renames) %}
   {%- set history = lakecdc_bronze_relation(source_name, 'schema_history') -%}
   {%- if not execute or adapter.get_relation(database=none, schema=history.schema, identifier=history.identifier) is none -%}
@@ -90,7 +89,8 @@
       {%- if ns.prev is not none -%}
         {%- set prev_names = ns.prev | map(attribute='name') | list -%}
         {%- for c in cols if c['name'] not in prev_names and c['name'] not in renames.values() -%}
-          {%- do adds.update({c['name']: {'seq': row[1], 'column': c, 'default': c.get('default') if c.get('has_default') else none}}) -%}
+          {%- do adds.update({c['name']: {'seq': row[1], 'column': c, 'missing_value': c.get('missing_value'),
+                                          'default': c.get('default') if c.get('has_default') else none}}) -%}
         {%- endfor -%}
       {%- endif -%}
       {%- set ns.prev = cols -%}
@@ -232,9 +232,10 @@
     {%- set known = columns | selectattr('name', 'equalto', name) | list -%}
     {%- set t = known[0]['type'] if known else lakecdc_history_type(add['column']) -%}
     {%- if t is not none -%}
-      {#- the history's default text (MariaDB/MySQL DDL); else the value schema's default (PostgreSQL: its history
-          has no defaults) -#}
-      {%- set default_sql = lakecdc_default_sql(add['default'], t) if add['default'] is not none
+      {#- the value the database gave those rows when the history knows it (PostgreSQL's attmissingval, MariaDB's
+          literal or constant default); else the history's default text; else the value schema's default -#}
+      {%- set default_sql = lakecdc_default_sql(add['missing_value'], t) if add['missing_value'] is not none
+                            else lakecdc_default_sql(add['default'], t) if add['default'] is not none
                             else (known[0].get('schema_default') if known else none) -%}
       {%- if add['default'] is not none and default_sql is none -%}
         {{ log("lakecdc: " ~ table_id ~ "." ~ name ~ " was added with the default " ~ add['default'] ~ ", which silver "

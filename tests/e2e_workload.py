@@ -228,22 +228,14 @@ Statement = tuple[str, tuple]
 class Workload:
     """The model and the statement generator of one dialect; `run_segment` executes the next `steps` steps."""
 
-    def __init__(self, dialect: str, seed: int, connect: Callable[[], Any], open_defects: bool = True) -> None:
-        """open_defects=False leaves out what silver is known not to reproduce yet (issue 17, docs/e2e.md):
-        ADD COLUMN with a constant-expression DEFAULT, and MariaDB FLOAT values (the snapshot reads them as
-        6-digit text, as Debezium's JDBC snapshot does): `make test` runs without them, `make soak-silver`
-        with them."""
-        self.dialect, self.connect, self.open_defects = dialect, connect, open_defects
+    def __init__(self, dialect: str, seed: int, connect: Callable[[], Any]) -> None:
+        self.dialect, self.connect = dialect, connect
         self.rng = random.Random(seed)
         self.values = Values(self.rng)
         self.tables = {t.name: t for t in initial_tables()}
         if dialect == "mariadb":  # MariaDB's largest DECIMAL
             nbig = self.tables["nums"].column("nbig")
             nbig.size, nbig.scale = 65, 30
-            if not open_defects:
-                for table in self.tables.values():
-                    for column in table.columns:
-                        column.kind = "double" if column.kind == "float32" else column.kind
         self.counter = 0      # unique names of added / renamed columns
         self.statements = 0
         self.ddl_done: list[str] = []
@@ -360,7 +352,7 @@ class Workload:
         """A DEFAULT clause body for an added column: a literal, or a constant expression (both dialects)."""
         if column.kind == "int32":
             v = self.rng.randint(-1000, 1000)
-            expression = self.rng.random() < 0.4 and self.open_defects
+            expression = self.rng.random() < 0.4
             return (f"({v} * 2)", True) if expression else (str(v), False)
         if column.kind == "double":
             return repr(self.values.double()), False
@@ -734,9 +726,9 @@ class Scenario:
     """One case: a source (PostgresSide / MariaSide), a seed, sizes; `run()` returns the CaseResult."""
 
     def __init__(self, side: PostgresSide | MariaSide, seed: int, work: Path, sizes: Sizes,
-                 log: Callable[[str], None] = lambda _: None, open_defects: bool = True) -> None:
+                 log: Callable[[str], None] = lambda _: None) -> None:
         self.side, self.sizes, self.say = side, sizes, log
-        self.workload = Workload(side.dialect, seed, side.connect, open_defects)
+        self.workload = Workload(side.dialect, seed, side.connect)
         self.result = CaseResult(side.dialect, seed)
         connector = "postgresql" if side.dialect == "postgresql" else "mariadb"
         self.project = Project(work, SOURCE, connector, side.properties())

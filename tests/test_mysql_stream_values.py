@@ -25,12 +25,15 @@ DB = "mysqlsv_values"
 _ids = itertools.count(1)
 
 COLUMNS = ("tm6 TIME(6), tm3 TIME(3), tm1 TIME(1), bn BINARY(4), s SET('x','y'), pt POINT, g GEOMETRY, "
-           "f FLOAT, f72 FLOAT(7,2)")
+           "f FLOAT, f72 FLOAT(7,2), f7 FLOAT")
 ROW = ("'-01:00:00.250000', '-12:34:56.789', '-10:00:00.1', x'01', '', ST_GeomFromText('POINT(1 2)'), "
-       "ST_GeomFromText('LINESTRING(0 0,1 1)'), 0.3, 12345.67")
-# Debezium 3.6.3, snapshot and streaming alike
+       "ST_GeomFromText('LINESTRING(0 0,1 1)'), 0.3, 12345.67, -59.106117248535156")
+# Debezium 3.6.3, snapshot and streaming alike; but f7, a FLOAT of more than 6 significant digits, which
+# Debezium's snapshot reads as the server's 6-digit text (-59.1061, a different float) and its binlog reader
+# exactly: lakecdc's snapshot reads it exactly too (issue 17)
 EXPECTED = {"tm6": -3_600_250_000, "tm3": -45_296_789_000, "tm1": -36_000_100_000,
-            "bn": base64.b64encode(b"\x01\x00\x00\x00").decode(), "s": "", "f": 0.3, "f72": 12345.669921875}
+            "bn": base64.b64encode(b"\x01\x00\x00\x00").decode(), "s": "", "f": 0.3, "f72": 12345.669921875,
+            "f7": -59.106117}
 
 
 def _connector(mariadb_params, **props) -> MySqlConnector:

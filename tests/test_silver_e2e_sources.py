@@ -67,7 +67,8 @@ def test_postgresql_key_change_keeps_the_toasted_value(pg_project: tuple[Project
 # -- ADD COLUMN ... DEFAULT: the rows that exist at the ADD get the default without a change event ------------
 
 def test_mariadb_added_column_defaults(maria_project: Project, mariadb_params: dict) -> None:  # noqa: F811
-    """Literal defaults (int, string with a quote, decimal, date) added while streaming: the rows that predate
+    """Literal defaults (int, string with a quote, decimal, date), constant expressions and implicit defaults
+    added while streaming: the rows that predate
     the ADD hold the default in the source and in silver; a column no event has shown yet is in silver at once
     (first build and incremental build)."""
     def run(*statements: str) -> None:
@@ -88,6 +89,10 @@ def test_mariadb_added_column_defaults(maria_project: Project, mariadb_params: d
         run("ALTER TABLE customers ADD COLUMN credit DECIMAL(8, 2) DEFAULT -1.50, ADD COLUMN visits2 BIGINT DEFAULT 7",
             "UPDATE customers SET name = 'changed' WHERE id = 1",
             "ALTER TABLE orders ADD COLUMN weight DOUBLE DEFAULT 0.25",
+            # a constant expression (the server stores -1774 in the older rows), and NOT NULL without a
+            # default (the type's implicit 0 and '')
+            "ALTER TABLE documents ADD COLUMN twice INT DEFAULT (-887 * 2), ADD COLUMN amount DECIMAL(6,2) "
+            "DEFAULT (1.005 * 3), ADD COLUMN zero INT NOT NULL, ADD COLUMN blank VARCHAR(3) NOT NULL",
             "UPDATE orders SET quantity = 1 WHERE order_id = 10000000001",
             "UPDATE documents SET title = 'changed' WHERE flags = 0")
 
@@ -98,16 +103,20 @@ def test_mariadb_added_column_defaults(maria_project: Project, mariadb_params: d
 
 
 def test_postgresql_added_column_with_an_expression_default(pg_project: tuple[Project, str]) -> None:  # noqa: F811
-    """PostgreSQL announces a new column with the table's next change. A default that is an expression (now():
-    one value for all older rows; gen_random_uuid(): volatile, one per row) is not evaluated by silver: the
-    column is there at once, the older rows show NULL (the documented limit), the changed row its value."""
+    """PostgreSQL announces a new column with the table's next change, and keeps the value of a non-volatile
+    default for the older rows (pg_attribute.attmissingval), which lakecdc reads then: silver fills them with
+    it ((-887 * 2), 'a' || 'b'). Not filled (the documented limits): timestamps (now()), and a volatile default
+    (gen_random_uuid(): one value per row, written by a table rewrite): NULL there, the changed row its value."""
     project, dsn = pg_project
     project.ingest()
     project.prepare_models()
     project.dbt_build_local()
-    pg_execute(dsn, "ALTER TABLE shop.notes ADD COLUMN seen timestamptz DEFAULT now(), "
-                    "ADD COLUMN token uuid DEFAULT gen_random_uuid()",
+    pg_execute(dsn, "ALTER TABLE shop.notes ADD COLUMN twice int DEFAULT (-887 * 2), ADD COLUMN tag text "
+                    "DEFAULT 'a' || 'b', ADD COLUMN seen timestamptz DEFAULT now()",
                "UPDATE shop.notes SET n = 2 WHERE id = 7")
+    project.ingest()  # the catalog is read while the older rows' value is still the missing value
+    pg_execute(dsn, "ALTER TABLE shop.notes ADD COLUMN token uuid DEFAULT gen_random_uuid()",
+               "UPDATE shop.notes SET n = 3 WHERE id = 7")
     project.ingest()
     project.prepare_models()
     project.dbt_build_local()
@@ -115,5 +124,7 @@ def test_postgresql_added_column_with_an_expression_default(pg_project: tuple[Pr
     source = {r["id"]: r for r in pg_source_rows(dsn, "notes")}
     assert silver[7]["seen"] is not None and str(silver[7]["token"]) == str(source[7]["token"])
     older = [i for i in silver if i != 7]
-    assert older and all(silver[i]["seen"] is None and silver[i]["token"] is None for i in older)
+    assert older and all((silver[i]["twice"], silver[i]["tag"]) == (-1774, "ab")
+                         == (source[i]["twice"], source[i]["tag"]) for i in older)
+    assert all(silver[i]["seen"] is None and silver[i]["token"] is None for i in older)
     assert all(source[i]["seen"] is not None for i in older)  # what the limit costs: the source has values

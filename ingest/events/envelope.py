@@ -338,8 +338,12 @@ class Column:
     comment: str | None = None
     default_value_expression: str | None = None
     enum_values: Sequence[str] | None = None
+    # lakecdc's PostgreSQL schema changes only (Debezium's PostgreSQL connector has none): the value the
+    # database gave the rows that existed when the column was added (pg_attribute.attmissingval), as a SQL
+    # string literal; silver fills those rows with it (docs/silver.md)
+    missing_value: str | None = None
 
-    def payload(self, jar3: bool = False) -> dict[str, Any]:
+    def payload(self, jar3: bool = False, missing_value: bool = False) -> dict[str, Any]:
         out = {
             "name": self.name, "jdbcType": self.jdbc_type, "nativeType": self.native_type,
             "typeName": self.type_name,
@@ -352,6 +356,8 @@ class Column:
             out["comment"] = self.comment
             out["defaultValueExpression"] = self.default_value_expression
             out["enumValues"] = None if self.enum_values is None else list(self.enum_values)
+        if missing_value:
+            out["missingValue"] = self.missing_value
         return out
 
 
@@ -367,13 +373,13 @@ class TableChange:
     attributes: Sequence[dict[str, str]] | None = None
     comment: str | None = None       # the 3.6.3 layout's table comment
 
-    def payload(self, with_attributes: bool, jar3: bool = False) -> dict[str, Any]:
+    def payload(self, with_attributes: bool, jar3: bool = False, missing_value: bool = False) -> dict[str, Any]:
         if self.type not in ("CREATE", "ALTER", "DROP"):
             raise LakecdcError(f"tableChanges type must be CREATE, ALTER or DROP, not {self.type!r}")
         table: dict[str, Any] = {
             "defaultCharsetName": self.default_charset_name,
             "primaryKeyColumnNames": list(self.primary_key_column_names),
-            "columns": [c.payload(jar3) for c in self.columns],
+            "columns": [c.payload(jar3, missing_value) for c in self.columns],
         }
         if with_attributes:
             table["attributes"] = [dict(a) for a in (self.attributes or [])]
@@ -395,9 +401,10 @@ class SchemaChangeLayout:
     attributes: bool         # tableChanges[].table has attributes (MariaDB seed)
     jar3: bool = False       # Debezium 3.6.3's layout: ts_ms (required) after source; comment,
                              # defaultValueExpression, enumValues per column, comment per table
+    missing_value: bool = False  # lakecdc's PostgreSQL layout: missingValue per column (Column.missing_value)
 
 
-def _column_schema(jar3: bool) -> cs.Schema:
+def _column_schema(jar3: bool, missing_value: bool = False) -> cs.Schema:
     fields = [
         ("name", cs.string()), ("jdbcType", cs.int32()), ("nativeType", cs.int32(True)),
         ("typeName", cs.string()), ("typeExpression", cs.string(True)), ("charsetName", cs.string(True)),
@@ -407,6 +414,8 @@ def _column_schema(jar3: bool) -> cs.Schema:
     if jar3:
         fields += [("comment", cs.string(True)), ("defaultValueExpression", cs.string(True)),
                    ("enumValues", cs.array(cs.string(), True))]
+    if missing_value:
+        fields.append(("missingValue", cs.string(True)))
     return cs.struct(fields, False, name="io.debezium.connector.schema.Column", version=1 if jar3 else None)
 
 
@@ -414,12 +423,13 @@ def _schema_change_layout(connector: str) -> SchemaChangeLayout:
     """sqlserver, oracle, mysql, postgresql: Debezium 3.6.3's (read from its jars: SchemaFactory's schema
     history schemas); mariadb (no jar): seed 004's, with ts_us/ts_ns and table attributes."""
     jar3 = connector != "mariadb"
+    missing_value = connector == "postgresql"  # Debezium's PostgreSQL connector has no schema changes to follow
     key = cs.struct([("databaseName", cs.string())], False,
                     name=f"io.debezium.connector.{connector}.SchemaChangeKey", version=1)
     table_fields: list[tuple[str, cs.Schema]] = [
         ("defaultCharsetName", cs.string(True)),
         ("primaryKeyColumnNames", cs.array(cs.string(), True)),
-        ("columns", cs.array(_column_schema(jar3))),
+        ("columns", cs.array(_column_schema(jar3, missing_value))),
     ]
     table_fields.append(("comment", cs.string(True)) if jar3 else
                         ("attributes", cs.array(cs.map_(cs.string(), cs.string()), True)))
@@ -438,7 +448,7 @@ def _schema_change_layout(connector: str) -> SchemaChangeLayout:
         ("tableChanges", cs.array(change_schema)),
     ]
     value = cs.struct(fields, False, name=f"io.debezium.connector.{connector}.SchemaChangeValue", version=1)
-    return SchemaChangeLayout(key, value, not jar3, not jar3, jar3)
+    return SchemaChangeLayout(key, value, not jar3, not jar3, jar3, missing_value)
 
 
 # MongoDB has no schema change events. PostgreSQL has none in Debezium (logical decoding carries no DDL);
@@ -494,7 +504,8 @@ class SchemaChangeEvent:
         return self.layout.value_schema
 
     def table_changes_payload(self) -> list[dict[str, Any]]:
-        return [tc.payload(self.layout.attributes, self.layout.jar3) for tc in self.table_changes]
+        layout = self.layout
+        return [tc.payload(layout.attributes, layout.jar3, layout.missing_value) for tc in self.table_changes]
 
     def value(self) -> dict[str, Any]:
         v: dict[str, Any] = {"source": self.source}

@@ -8,7 +8,7 @@ either refuses it or stores it unchanged)."""
 from __future__ import annotations
 
 import re
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 
 from ingest.schema.model import Column
 
@@ -139,6 +139,104 @@ def _mysql_datetime(text: str, fsp: int, date_only: bool, number: bool) -> str:
     if fsp:
         out += "." + ((frac or "") + "0" * fsp)[:fsp]
     return out
+
+
+# ------------------------------------------------------------------------ the rows that predate an ADD COLUMN
+
+_MY_INT_TYPES = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint")
+_MY_FLOAT_TYPES = ("double", "real", "float")
+_MY_TEXT_TYPES = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext")
+_ARITHMETIC_TOKEN = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+|[-+*()])")
+
+
+def mysql_added_value(col: Column) -> str | None:
+    """MariaDB/MySQL: the value ADD COLUMN gives the rows that already exist, as a SQL string literal, or None
+    (NULL, or not known from the statement: a function, AUTO_INCREMENT, a generated column). The server sends
+    no change event for those rows, so silver fills them with it. The literal default; a constant arithmetic
+    default (+ - * of numbers, e.g. (-887 * 2)) of a numeric column, evaluated exactly and stored as the server
+    stores it; NOT NULL without a default: the type's implicit default (0, '')."""
+    base = col.source_type.split("(")[0].split()[0].lower() if col.source_type else ""
+    if col.auto_increment or col.generation_expression is not None:
+        return None
+    if not col.has_default:
+        if col.nullable:
+            return None
+        value = "0" if base in _MY_INT_TYPES + _MY_FLOAT_TYPES + ("decimal", "numeric") else \
+            "" if base in _MY_TEXT_TYPES else None
+    elif col.default is None:
+        return None
+    elif col.default_is_literal:
+        value = col.default
+    else:
+        value = _numeric_constant(col, base)
+    return None if value is None else "'" + value.replace("'", "''") + "'"
+
+
+def _numeric_constant(col: Column, base: str) -> str | None:
+    number = _fold_arithmetic(col.default or "")
+    if number is None:
+        return None
+    if base in _MY_INT_TYPES:
+        return str(number.quantize(Decimal(1), ROUND_HALF_UP))
+    if base in ("decimal", "numeric"):
+        return str(number.quantize(Decimal(1).scaleb(-(col.scale or 0)), ROUND_HALF_UP))
+    if base in _MY_FLOAT_TYPES:
+        return repr(float(number))
+    return None
+
+
+def _fold_arithmetic(text: str) -> Decimal | None:
+    """The exact value of an expression of decimal numbers, + - * and parentheses, or None for anything else."""
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(text.rstrip()):
+        m = _ARITHMETIC_TOKEN.match(text, pos)
+        if m is None:
+            return None
+        tokens.append(m.group(1))
+        pos = m.end()
+    at = 0
+
+    def peek() -> str | None:
+        return tokens[at] if at < len(tokens) else None
+
+    def take() -> str:
+        nonlocal at
+        at += 1
+        return tokens[at - 1]
+
+    def expression() -> Decimal:
+        value = term()
+        while peek() in ("+", "-"):
+            value = value + term() if take() == "+" else value - term()
+        return value
+
+    def term() -> Decimal:
+        value = unary()
+        while peek() == "*":
+            take()
+            value *= unary()
+        return value
+
+    def unary() -> Decimal:
+        token = take() if peek() is not None else ""
+        if token in ("-", "+"):
+            value = unary()
+            return -value if token == "-" else value
+        if token == "(":
+            value = expression()
+            if take() != ")":
+                raise ValueError(text)
+            return value
+        return Decimal(token)
+
+    with localcontext() as exact:
+        exact.prec = 200
+        try:
+            value = expression()
+        except (IndexError, ValueError, InvalidOperation):
+            return None
+    return value if at == len(tokens) and tokens else None
 
 
 # ------------------------------------------------------------------------------------------------ PostgreSQL

@@ -119,6 +119,7 @@ def build_history(records: Iterable[SchemaChangeRecord], dialect: str, *, source
                 if ddl.strip() else []
             changes = state.apply_table_changes(entries, dialect, statement=ddl, default_database=record.database_name)
             mismatch = _cross_check(parsed, changes) if ddl.strip() else None
+            _carry_missing_values(parsed, changes)
             for i, change in enumerate(changes):
                 rows.append(_table_row(source, record.seq, i, change, "mismatch" if mismatch else "ok", mismatch,
                                        "table_changes", ddl))
@@ -138,6 +139,20 @@ def build_history(records: Iterable[SchemaChangeRecord], dialect: str, *, source
             elif change.structural:
                 rows.append(_table_row(source, record.seq, i, change, "ok", None, "ddl", change.statement))
     return rows, rejects, state
+
+
+def _carry_missing_values(parsed: list[Change], authoritative: list[Change]) -> None:
+    """What the DDL parse knows and tableChanges do not carry: the value ADD COLUMN gave the existing rows
+    (Column.missing_value), copied by column name onto the tableChanges' columns that have none."""
+    by_id = {str(c.table_id): c.table for c in parsed if c.structural and c.table is not None}
+    for change in authoritative:
+        mine = by_id.get(str(change.table_id))
+        if mine is None or change.table is None:
+            continue
+        values = {c.name: c.missing_value for c in mine.columns if c.missing_value is not None}
+        for col in change.table.columns:
+            if col.missing_value is None and col.name in values:
+                col.missing_value = values[col.name]
 
 
 def _cross_check(parsed: list[Change], authoritative: list[Change]) -> str | None:

@@ -63,6 +63,9 @@ class Column:
     has_default: bool = False
     default: str | None = None       # default value expression text; None with has_default = DEFAULT NULL
     default_is_literal: bool = True  # default is a literal value (string/number), not an expression
+    # the value ADD COLUMN gave the rows that existed then, as a SQL string literal ('-1774'), when known
+    # (PostgreSQL: pg_attribute.attmissingval; MariaDB: defaults.mysql_added_value); silver fills those rows
+    missing_value: str | None = None
     auto_increment: bool = False     # AUTO_INCREMENT / IDENTITY / serial
     generated: bool = False          # Debezium's "generated" (also true for MySQL auto-increment)
     generation_expression: str | None = None  # computed column expression
@@ -106,6 +109,7 @@ class Column:
             "nullable": self.nullable,
             "has_default": self.has_default,
             "default": self.default,
+            "missing_value": self.missing_value,
             "auto_increment": self.auto_increment,
             "generated": self.generated,
             "charset": self.charset,
@@ -122,7 +126,8 @@ class Column:
             source_type=_source_type(item),
             type_expression=item.get("typeExpression"), length=item.get("length"), scale=item.get("scale"),
             nullable=bool(item.get("optional", True)), has_default=bool(item.get("hasDefaultValue", False)),
-            default=item.get("defaultValueExpression"), auto_increment=bool(item.get("autoIncremented", False)),
+            default=item.get("defaultValueExpression"), missing_value=item.get("missingValue"),
+            auto_increment=bool(item.get("autoIncremented", False)),
             generated=bool(item.get("generated", False)), position=int(item.get("position") or 0),
             charset=item.get("charsetName"), enum_values=item.get("enumValues"), comment=item.get("comment"),
             spark_type=spark_type,

@@ -31,7 +31,7 @@ from ingest.schema.columns import (
     read_expression,
     widen_text,
 )
-from ingest.schema.defaults import convert_default
+from ingest.schema.defaults import convert_default, mysql_added_value
 from ingest.schema.model import Column, Table
 from ingest.schema.tokens import Cursor, DdlSyntaxError
 
@@ -258,6 +258,8 @@ class MysqlAlter:
             altered.add(name.lower())
             col.has_default, col.default, col.default_is_literal = set_default, value, literal
             convert_default(col, self.run.dialect, number, definition=False)
+        for col in added.values():
+            col.missing_value = mysql_added_value(col)
         seen: set[str] = set()
         for col in new_cols:
             if col.name.lower() in seen:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.conformance.compare import EXCEPTIONS, EXCLUDED, compare, fold
+from tests.conformance.compare import EXCEPTIONS, EXCLUDED, FloatText, compare, fold
 from tests.conformance.debezium import Record
 
 pytestmark = pytest.mark.unit
@@ -129,6 +129,19 @@ def test_exception_mariadb_connector_and_source_schema_names() -> None:
     lc = value({}, source={"connector": "mariadb"})
     assert differences(d, lc, connector="mariadb") == []
     assert differences(d, lc, connector="postgresql") == [("value.payload.source.connector", "mysql", "mariadb")]
+
+
+def test_exception_mariadb_float_snapshot_digits() -> None:
+    e = _exception("mariadb-float-snapshot-digits")
+    assert e.accepts(FloatText("-1.7623E8"), FloatText("-1.76229696E8"))
+    assert e.accepts(FloatText("-59.1061"), FloatText("-59.106117"))
+    assert not e.accepts(FloatText("0.3"), FloatText("0.3"))                # equal: no difference to accept
+    assert not e.accepts(FloatText("-59.1062"), FloatText("-59.106117"))    # not the 6-digit rounding
+    assert not e.accepts(FloatText("-59.106117"), FloatText("-59.1061"))    # the other way round
+    assert not e.accepts("-59.1061", FloatText("-59.106117"))               # a string is not a float
+    d, lc = value({"c_float": -1.7623E8}), value({"c_float": -1.76229696E8})
+    assert differences(d, lc, connector="mariadb") == []
+    assert differences(d, lc, connector="postgresql")                     # MariaDB only
 
 
 def test_exception_bc_date_era_accepts_only_the_era_dropped_day() -> None:

@@ -70,3 +70,15 @@ def test_mariadb_exceptions_are_still_needed(mariadb_captured: Captured) -> None
     assert e.payload["source"]["connector"] == "mysql"
     source_schema = next(f for f in e.value["schema"]["fields"] if f["field"] == "source")
     assert source_schema["name"] == "io.debezium.connector.mysql.Source"
+
+
+def test_float_snapshot_exception_is_still_needed(mariadb_captured: Captured) -> None:
+    """Pins mariadb-float-snapshot-digits: row 2's c_float is -1.76229696E8; Debezium's snapshot reads the
+    server's 6-digit text (-1.7623E8), its binlog reader and lakecdc (both phases) the stored float."""
+    run = my.SCENARIO_RUN
+    debezium, lakecdc = ({(e.op, e.payload["after"]["id"]): e.payload["after"] for e in map(to_event, records)
+                          if e.topic == f"{run}.{run}.types" and e.op in ("r", "c")}
+                         for records in mariadb_captured.runs[run])
+    streamed = my.STREAM_ID + 2
+    assert (debezium[("r", 2)]["c_float"], debezium[("c", streamed)]["c_float"]) == ("-1.7623E8", "-1.76229696E8")
+    assert lakecdc[("r", 2)]["c_float"] == lakecdc[("c", my.STREAM_ID + 2)]["c_float"] == "-1.76229696E8"

@@ -27,7 +27,7 @@ import pymysql
 from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeEventBlock
 from ingest.connectors.mysql import server
 from ingest.connectors.mysql.emit import envelope_texts
-from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param
+from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param, select_sql
 from ingest.errors import LakecdcError
 from ingest.events.json_converter import dumps_str
 from ingest.events.source_info import snapshot_text, snapshot_value
@@ -243,7 +243,7 @@ class Snapshotter:
             all_columns = [col.name for col in tbl.columns]
             pk = list(tbl.primary_key)
             after_key = [key_param(v) for v in resume_key] if resume_table == table_id and resume_key else None
-            select = (f"SELECT {', '.join(quote_ident(n) for n in all_columns)} "
+            select = (f"SELECT {', '.join(select_sql(col) for col in tbl.columns)} "
                       f"FROM {quote_ident(relation[0])}.{quote_ident(relation[1])}")
             pk_index = [all_columns.index(k) for k in pk]
             captured_index = [all_columns.index(n) for n in codec.columns]

@@ -226,6 +226,14 @@ def _key_fragments(column: Any, text: bool) -> Fragments | None:
     return None
 
 
+def select_sql(column: Any) -> str:
+    """A column as the snapshot selects it. The text protocol prints a FLOAT with 6 significant digits
+    (-59.1061 for the stored -59.106117...): `* 1e0` widens it to a double first, which prints exactly
+    (Debezium's JDBC snapshot reads the 6 digits and changes the value; its binlog reader does not)."""
+    name = quote_ident(column.name)
+    return f"({name} * 1e0)" if base_type(column)[0] in ("FLOAT", "FLOAT4") else name
+
+
 def _field_sql(column_sql: str, encoding: str | None, type_code: int, column: Any) -> str:
     """CSV field: quoted text for character data, quoted HEX for binary data, bare text for numbers and
     temporal values (no comma, quote or newline); NULL is an empty unquoted field. A value too long for
@@ -293,7 +301,7 @@ class ChunkReader:
                 value = _value_fragments(column, options, text) or _python_fragments(decode, convert)
             if name in self.pk:
                 key = _key_fragments(column, text) or _python_fragments(decode, key_json)
-            self.plans.append(ColumnPlan(name, _field_sql(quote_ident(name), encoding, type_code, column),
+            self.plans.append(ColumnPlan(name, _field_sql(select_sql(column), encoding, type_code, column),
                                          decode, value, key))
         self.by_name = {p.name: i for i, p in enumerate(self.plans)}
         kind, unsigned = base_type(columns[self.pk[0]]) if len(self.pk) == 1 else ("", False)

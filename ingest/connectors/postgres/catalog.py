@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ingest.connectors.postgres.types import PgType
+from ingest.connectors.postgres.types import PgType, parse_array
 
 _TYPE_SQL = """
 SELECT t.oid, t.typname, t.typtype, t.typelem, t.typbasetype, t.typtypmod, t.typcategory,
@@ -25,7 +25,7 @@ ORDER BY n.nspname, c.relname
 
 _COLUMNS_SQL = """
 SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.attnum, pg_get_expr(d.adbin, d.adrelid),
-       format_type(a.atttypid, a.atttypmod)
+       format_type(a.atttypid, a.atttypmod), CASE WHEN a.atthasmissing THEN a.attmissingval::text END
 FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 WHERE a.attrelid = %s AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum
@@ -53,6 +53,9 @@ class CatalogColumn:
     nullable: bool
     position: int
     default: str | None
+    # the value of the rows that existed when the column was added with a non-volatile default (text form;
+    # pg_attribute.attmissingval), until a table rewrite writes it into them; None otherwise
+    missing_value: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,8 +119,9 @@ class Catalog:
             cur.execute(_KEY_SQL, (relid,))
             key_row = cur.fetchone()
         columns = tuple(
-            CatalogColumn(name, self.pg_type(typid, typmod), fmt, not notnull, num, default)
-            for name, typid, typmod, notnull, num, default, fmt in rows
+            CatalogColumn(name, self.pg_type(typid, typmod), fmt, not notnull, num, default,
+                          parse_array(missing)[0] if missing is not None else None)
+            for name, typid, typmod, notnull, num, default, fmt, missing in rows
         )
         identity, pk, ident_index = key_row if key_row else ("d", None, None)
         return TableDef(schema, table, relid, columns, tuple(pk or ()), identity or "d", tuple(ident_index or ()))

@@ -491,7 +491,7 @@ class PostgresConnector(SourceConnector):
                 col.name, catalog.pg_type(col.type_oid, col.type_modifier),
                 known.type_expression if known is not None else catalog.pg_type(col.type_oid).name,
                 known.nullable if known is not None else True, position,
-                known.default if known is not None else None))
+                known.default if known is not None else None, known.missing_value if known is not None else None))
         names = {c.name for c in msg.columns}
         definition = TableDef(msg.namespace, msg.name, msg.relid, tuple(columns),
                               tuple(k for k in current.primary_key if k in names), msg.replica_identity,

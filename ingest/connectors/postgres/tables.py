@@ -82,10 +82,20 @@ class CapturedTable:
                 type_name=t.name, position=col.position, optional=col.nullable,
                 type_expression=col.type_expression, native_type=t.oid, length=length, scale=scale,
                 auto_incremented=bool(col.default and col.default.startswith("nextval(")),
+                missing_value=_sql_string(col.missing_value, t.name),
             ))
         d = self.definition
         return TableChange(change_type, quoted_table_id(d.schema, d.table), cols, list(d.primary_key),
                            default_charset_name=None, attributes=[])
+
+
+def _sql_string(text: str | None, type_name: str) -> str | None:
+    """A value's text form as a SQL string literal (booleans as true/false, not PostgreSQL's t/f)."""
+    if text is None:
+        return None
+    if type_name == "bool":
+        text = {"t": "true", "f": "false"}.get(text, text)
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _placeholder_for(conv: ColumnConverter, placeholder: str) -> Any:
