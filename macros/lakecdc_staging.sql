@@ -133,6 +133,10 @@
 {% macro lakecdc_history_type(column) %}
   {%- set t = (column.get('spark_type') or '') | lower -%}
   {%- if (column.get('type_name') or '') | upper in ('BOOLEAN', 'BOOL', 'BIT') -%}{{ return(none) }}{%- endif -%}
+  {%- if column.get('jdbc_type') in (2, 3) and column.get('length') is none -%}
+    {#- numeric without precision: VariableScaleDecimal events -#}
+    {{ return(lakecdc_variable_decimal_type()) }}
+  {%- endif -%}
   {%- if t in ('tinyint', 'smallint', 'int', 'bigint', 'double', 'float', 'string', 'date') or t.startswith('decimal(') -%}
     {{ return(t) }}
   {%- endif -%}

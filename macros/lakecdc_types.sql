@@ -24,6 +24,14 @@
   {%- endif -%}
 {%- endmacro %}
 
+{#- The silver type of io.debezium.data.VariableScaleDecimal (PostgreSQL numeric without precision, any scale
+    per value): the exact decimal text by default, since no Spark decimal holds every such value; a project may
+    choose a decimal type (var lakecdc_variable_decimal_type, e.g. 'decimal(38,10)'), whose cast rounds the
+    fractional digits beyond its scale and fails (or gives NULL) beyond its integer digits. -#}
+{% macro lakecdc_variable_decimal_type() -%}
+  {{- var('lakecdc_variable_decimal_type', 'string') | trim | lower -}}
+{%- endmacro %}
+
 {% macro lakecdc_spark_type(f) -%}
   {%- set name = f.get('name') or '' -%}
   {%- set t = f.get('type') -%}
@@ -37,7 +45,7 @@
   {%- elif name == 'io.debezium.time.MicroDuration' -%}bigint
   {%- elif name == 'io.debezium.time.NanoDuration' -%}bigint
   {%- elif name == 'org.apache.kafka.connect.data.Decimal' -%}{{ lakecdc_decimal_type(params) }}
-  {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}decimal(38,10)
+  {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}{{ lakecdc_variable_decimal_type() }}
   {%- elif name == 'io.debezium.data.Bits' -%}binary
   {%- elif name in ('io.debezium.data.geometry.Geometry', 'io.debezium.data.geometry.Geography') -%}struct<srid:int,wkb:binary>
   {%- elif name == 'io.debezium.data.geometry.Point' -%}struct<x:double,y:double,srid:int,wkb:binary>
@@ -137,7 +145,8 @@
     {%- endif -%}
   {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}
     cast({{ lakecdc_decimal_text("get_json_object(" ~ raw ~ ", '$.value')",
-                                 "cast(get_json_object(" ~ raw ~ ", '$.scale') as int)") }} as decimal(38,10))
+                                 "cast(get_json_object(" ~ raw ~ ", '$.scale') as int)") }}
+         as {{ lakecdc_variable_decimal_type() }})
   {%- elif name in ('io.debezium.data.geometry.Geometry', 'io.debezium.data.geometry.Geography') -%}
     case when {{ raw }} is not null then named_struct(
       'srid', cast(get_json_object({{ raw }}, '$.srid') as int),

@@ -327,7 +327,7 @@ def test_oracle_debezium_column_attributes():
             for n in "ABCDEFGHIJKLM"] == [
         ("A", "NUMBER", 2, 2, 0, "TINYINT"), ("B", "NUMBER", 2, 4, 0, "SMALLINT"), ("C", "NUMBER", 2, 9, 0, "INT"),
         ("D", "NUMBER", 2, 18, 0, "BIGINT"), ("E", "NUMBER", 2, 30, 0, "DECIMAL(30,0)"),
-        ("F", "NUMBER", 2, 10, 2, "DECIMAL(10,2)"), ("G", "NUMBER", 2, None, None, "DECIMAL(38,18)"),
+        ("F", "NUMBER", 2, 10, 2, "DECIMAL(10,2)"), ("G", "NUMBER", 2, None, None, "STRING"),
         ("H", "VARCHAR2", 12, 10, None, "STRING"),
         ("I", "TIMESTAMP(3) WITH TIME ZONE", -101, 3, None, "TIMESTAMP"),
         ("J", "DATE", 93, None, None, "TIMESTAMP_NTZ"), ("K", "BLOB", 2004, None, None, "BINARY"),

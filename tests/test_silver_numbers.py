@@ -85,7 +85,9 @@ DEC_EDGES = [Decimal(10**38 - 1), Decimal(-(10**38 - 1)), Decimal(0), Decimal(-1
 FRAC_EDGES = [Decimal("0." + "9" * 38), Decimal("-0." + "9" * 38), Decimal("0." + "0" * 37 + "1"), Decimal(0)]
 MONEY_EDGES = [Decimal("-1.28"), Decimal("-0.01"), Decimal("99999999.99"), Decimal("-99999999.99"), Decimal("0.00")]
 VSD_EDGES = [Decimal("-1.5"), Decimal("123456789012345678901234567.8901234567"), Decimal("-0.0000000001"),
-             Decimal("0"), Decimal("1E+27")]
+             Decimal("0"), Decimal("1E+27"), Decimal("1.50"),
+             # beyond any one Spark decimal: 20 fractional digits, 45 integer digits
+             Decimal("-0.12345678901234567891"), Decimal("123456789012345678901234567890123456789012345.5")]
 MAX38 = 10**38 - 1
 BIG_EDGES = [-(2**63), 2**63 - 1, 0, -1, 2**53 + 1]
 
@@ -161,7 +163,9 @@ def check(spark, table: str, rows: list[dict]) -> None:
         pt = None if row["pt"] is None else (row["pt"]["x"], row["pt"]["y"])
         if (pt is None) != (want["pt"] is None) or (pt is not None and not all(map(same, pt, want["pt"]))):
             bad.append((want["id"], "pt", pt, want["pt"]))
-        for name in ("big", "dec38", "frac38", "money", "vsd"):
+        if row["vsd"] != format(want["vsd"], "f"):  # the exact text, scale included (silver type string)
+            bad.append((want["id"], "vsd", row["vsd"], want["vsd"]))
+        for name in ("big", "dec38", "frac38", "money"):
             if row[name] != want[name]:
                 bad.append((want["id"], name, row[name], want[name]))
     assert not bad, f"{len(bad)} values differ, e.g. {bad[:8]}"

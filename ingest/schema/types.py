@@ -7,7 +7,8 @@ server's canonical type text (`source_type`) and the Spark SQL type of the decod
 Spark types follow Debezium's default converters (decimal.handling.mode=precise, time.precision.mode=
 adaptive_time_microseconds, bigint.unsigned.handling.mode=long): e.g. MySQL TINYINT -> SMALLINT (INT16),
 INT UNSIGNED -> BIGINT, DATETIME -> TIMESTAMP_NTZ, TIMESTAMP -> TIMESTAMP, TIME -> BIGINT (microseconds),
-BIT(1) -> BOOLEAN, BIT(n) -> BINARY; NUMBER/NUMERIC without precision (VariableScaleDecimal) -> DECIMAL(38,18);
+BIT(1) -> BOOLEAN, BIT(n) -> BINARY; NUMBER/NUMERIC without precision (VariableScaleDecimal) -> STRING (its exact
+text, as silver decodes it: no Spark decimal holds every value);
 DECIMAL wider than 38 digits -> STRING.
 """
 
@@ -48,7 +49,7 @@ class TypeInfo:
 
 def _dec_spark(precision: int | None, scale: int | None) -> str:
     if precision is None:
-        return "DECIMAL(38,18)"
+        return "STRING"
     if precision > 38:
         return "STRING"
     return f"DECIMAL({precision},{scale or 0})"
@@ -312,7 +313,7 @@ def _resolve_oracle(words: list[str], params: list[str], byte_char: str | None) 
             scale = 0
         if precision is None:
             text = "NUMBER" if scale is None else f"NUMBER(*,{scale})"
-            spark = "DECIMAL(38,18)" if scale is None else f"DECIMAL(38,{scale})"
+            spark = "STRING" if scale is None else f"DECIMAL(38,{scale})"
         else:
             text = f"NUMBER({precision},{scale})" if scale else f"NUMBER({precision})"
             spark = _oracle_number_spark(precision, scale or 0)
