@@ -68,28 +68,34 @@
     one) and the sign is written as text: no partial sum exceeds the result and nothing is negated, because
     Apache Spark (ANSI) fails on a decimal(38,0) intermediate beyond 38 digits (the signed form -2^127 + ...)
     and even on -x or x * -1 for a 38-digit x. Up to 15 bytes, conv() (63 bits at most) reads the hex digits,
-    padded to 32, as 4 + 14 + 14; 16 bytes and more (which may exceed 38 digits: 2^127, DECIMAL(65,30)) go
-    through lakecdc_hex_digits. -#}
-{% macro lakecdc_decimal_text(raw, scale) -%}
-  {%- set h = "hex(unbase64(" ~ raw ~ "))" -%}
-  {%- set neg = "(substr(" ~ h ~ ", 1, 1) >= '8')" -%}
-  {%- set m = "(case when " ~ neg ~ " then translate(" ~ h ~ ", '0123456789ABCDEF', 'FEDCBA9876543210') else "
-              ~ h ~ " end)" -%}
-  {%- set p = "lpad(" ~ m ~ ", 32, '0')" -%}
-  {%- set a -%}
-  (case when length({{ h }}) > 30 then {{ lakecdc_hex_digits(m, neg) }} else
+    padded to 32, as 4 + 14 + 14; with `wide` (the value may exceed 38 digits: 2^127, DECIMAL(65,30),
+    VariableScaleDecimal), 16 bytes and more go through lakecdc_hex_digits; without it (precision <= 38, so
+    at most 16 bytes below 10^38) 4 + 14 + 14 reads 16 bytes too.
+    Each intermediate is computed once and bound to a lambda variable (transform of a one-element array):
+    written out in place, the expression grew to tens of kilobytes per column, which the engines took
+    seconds to plan. -#}
+{% macro lakecdc_decimal_text(raw, scale, wide=true) -%}
+  {%- set p = "lpad(__v.m, 32, '0')" -%}
+  {%- set small -%}
   cast(cast(conv(substr({{ p }}, 1, 4), 16, 10) as decimal(38,0)) * cast(5192296858534827628530496329220096 as decimal(38,0))
    + cast(conv(substr({{ p }}, 5, 14), 16, 10) as decimal(38,0)) * cast(72057594037927936 as decimal(38,0))
    + cast(conv(substr({{ p }}, 19, 14), 16, 10) as decimal(38,0))
-   + case when {{ neg }} then 1 else 0 end as string) end)
+   + case when __v.neg then 1 else 0 end as string)
   {%- endset -%}
+  {%- set a = ("case when length(__v.m) > 30 then " ~ lakecdc_hex_digits("__v.m", "__v.neg") ~ " else " ~ small ~ " end")
+              if wide else small -%}
   {#- lpad() truncates longer strings, so pad only short ones -#}
-  {%- set d = "(case when length(" ~ a ~ ") <= " ~ scale ~ " then lpad(" ~ a ~ ", " ~ scale ~ " + 1, '0') else " ~ a ~ " end)" -%}
-  case when {{ raw }} is null then null
-       else concat(case when {{ neg }} then '-' else '' end,
-                   case when {{ scale }} <= 0 then {{ a }}
-                        else concat(substr({{ d }}, 1, length({{ d }}) - {{ scale }}), '.',
-                                    substr({{ d }}, length({{ d }}) - {{ scale }} + 1)) end) end
+  {%- set d = "(case when length(__w.a) <= " ~ scale ~ " then lpad(__w.a, " ~ scale ~ " + 1, '0') else __w.a end)" -%}
+  case when {{ raw }} is null then null else element_at(transform(array(hex(unbase64({{ raw }}))), __h ->
+    element_at(transform(array(named_struct('neg', substr(__h, 1, 1) >= '8',
+                                            'm', case when substr(__h, 1, 1) >= '8'
+                                                      then translate(__h, '0123456789ABCDEF', 'FEDCBA9876543210')
+                                                      else __h end)), __v ->
+      element_at(transform(array(named_struct('neg', __v.neg, 'a', {{ a }})), __w ->
+        concat(case when __w.neg then '-' else '' end,
+               case when {{ scale }} <= 0 then __w.a
+                    else concat(substr({{ d }}, 1, length({{ d }}) - {{ scale }}), '.',
+                                substr({{ d }}, length({{ d }}) - {{ scale }} + 1)) end)), 1)), 1)), 1) end
 {%- endmacro %}
 
 {#- The decimal digits of an unsigned hex number of any length (plus one when `plus_one` is true): schoolbook
@@ -141,7 +147,7 @@
     {%- set target = lakecdc_decimal_type(params) -%}
     {%- if t != 'bytes' -%}cast({{ raw }} as {{ target }})
     {%- else -%}
-    cast({{ lakecdc_decimal_text(raw, params.get('scale', '0') | int) }} as {{ target }})
+    cast({{ lakecdc_decimal_text(raw, params.get('scale', '0') | int, target == 'string') }} as {{ target }})
     {%- endif -%}
   {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}
     cast({{ lakecdc_decimal_text("get_json_object(" ~ raw ~ ", '$.value')",
