@@ -117,6 +117,19 @@ def test_exception_logical_message_identity_hash() -> None:
     assert result.identical == 1
     assert compare("mariadb", "unit", [Record("p.transaction", None, d)],
                    [Record("p.transaction", None, lc)]).identical == 0  # PostgreSQL only
+    # the message entry's place follows its name's HashMap bucket in Debezium: any place is accepted, the
+    # tables' order is still compared
+    tables = [{"data_collection": "p.a"}, {"data_collection": "p.b"}]
+
+    def end(items: list) -> str:
+        return json.dumps({"schema": None, "payload": {"status": "END", "id": "1:2", "data_collections": items}})
+
+    d = end([{"data_collection": name + "ab"}, *tables])
+    assert compare("postgresql", "unit", [Record("p.transaction", None, d)],
+                   [Record("p.transaction", None, end([*tables, {"data_collection": "p.message"}]))]).identical == 1
+    assert compare("postgresql", "unit", [Record("p.transaction", None, d)],
+                   [Record("p.transaction", None, end([tables[1], tables[0], {"data_collection": "p.message"}]))]
+                   ).identical == 0
 
 
 def test_exception_mariadb_connector_and_source_schema_names() -> None:
