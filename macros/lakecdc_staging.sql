@@ -85,7 +85,19 @@
     {%- else -%}
       {%- set cols = fromjson(row[0]) or [] -%}
       {%- set names = cols | map(attribute='name') | list -%}
-      {%- for name in adds.keys() | list if name not in names -%}{%- do adds.pop(name) -%}{%- endfor -%}
+      {#- an added column that is gone: dropped, or renamed (then its entry follows it to the new name: the
+          column in the same place, new in this version, of the same type, as lakecdc_column_renames infers) -#}
+      {%- for name in adds.keys() | list if name not in names -%}
+        {%- set entry = adds.pop(name) -%}
+        {%- set old = (ns.prev or []) | selectattr('name', 'equalto', name) | list -%}
+        {%- if name in renames and old -%}
+          {%- set prev_names = ns.prev | map(attribute='name') | list -%}
+          {%- for c in cols if c['position'] == old[0]['position'] and c['name'] not in prev_names
+                                and c.get('type_name') == old[0].get('type_name') -%}
+            {%- do adds.update({c['name']: entry}) -%}
+          {%- endfor -%}
+        {%- endif -%}
+      {%- endfor -%}
       {%- if ns.prev is not none -%}
         {%- set prev_names = ns.prev | map(attribute='name') | list -%}
         {%- for c in cols if c['name'] not in prev_names and c['name'] not in renames.values() -%}

@@ -93,6 +93,7 @@ def test_mariadb_added_column_defaults(maria_project: Project, mariadb_params: d
             # default (the type's implicit 0 and '')
             "ALTER TABLE documents ADD COLUMN twice INT DEFAULT (-887 * 2), ADD COLUMN amount DECIMAL(6,2) "
             "DEFAULT (1.005 * 3), ADD COLUMN zero INT NOT NULL, ADD COLUMN blank VARCHAR(3) NOT NULL",
+            "ALTER TABLE documents RENAME COLUMN zero TO zero_r",  # the older rows keep the value under the new name
             "UPDATE orders SET quantity = 1 WHERE order_id = 10000000001",
             "UPDATE documents SET title = 'changed' WHERE flags = 0")
 
