@@ -52,11 +52,8 @@ def _mysql(col: Column, number: bool, definition: bool) -> None:
             col.default = f"current_timestamp({fsp})" if fsp else "current_timestamp()"
         return
     try:
-        if base in ("tinyint", "smallint", "mediumint", "int", "bigint"):
-            col.default = str(Decimal(text.strip()).quantize(Decimal(1), ROUND_HALF_UP))
-        elif base == "decimal":
-            scale = col.scale or 0
-            col.default = str(Decimal(text.strip()).quantize(Decimal(1).scaleb(-scale), ROUND_HALF_UP))
+        if base in ("tinyint", "smallint", "mediumint", "int", "bigint", "decimal"):
+            col.default = _stored_number(Decimal(text.strip()), base, col.scale)
         elif base == "year":
             col.default = _mysql_year(text.strip(), number)
         elif base == "time":
@@ -176,13 +173,17 @@ def _numeric_constant(col: Column, base: str) -> str | None:
     number = _fold_arithmetic(col.default or "")
     if number is None:
         return None
-    if base in _MY_INT_TYPES:
-        return str(number.quantize(Decimal(1), ROUND_HALF_UP))
-    if base in ("decimal", "numeric"):
-        return str(number.quantize(Decimal(1).scaleb(-(col.scale or 0)), ROUND_HALF_UP))
+    if base in _MY_INT_TYPES + ("decimal", "numeric"):
+        return _stored_number(number, base, col.scale)
     if base in _MY_FLOAT_TYPES:
         return repr(float(number))
     return None
+
+
+def _stored_number(number: Decimal, base: str, scale: int | None) -> str:
+    """A number as an integer or DECIMAL(p, scale) column stores it: rounded half away from zero."""
+    places = 0 if base in _MY_INT_TYPES else (scale or 0)
+    return str(number.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP))
 
 
 def _fold_arithmetic(text: str) -> Decimal | None:
