@@ -26,12 +26,16 @@ from tests.test_e2e_silver import (
 )
 
 PLACEHOLDER = "__debezium_unavailable_value"
+# 702 -> 710 -> ... -> 724: with 2 -> 700 -> 701 of build 1 and 701 -> 702, a chain of 18 key changes,
+# longer than a fixed number of self-joins would follow
+LONG_CHAIN = [f"UPDATE shop.notes SET id = {new} WHERE id = {old}"
+              for old, new in zip([702, *range(710, 724)], range(710, 725), strict=True)]
 
 
 def test_postgresql_key_change_keeps_the_toasted_value(pg_project: tuple[Project, str]) -> None:  # noqa: F811
     """notes 1-3 hold a 20,000-character body stored out of line. Their keys change while the body does not:
     the create of the new key carries the placeholder; silver takes the body from the old key's row, also
-    through chains of key changes, an update after the change and key changes spread over two builds."""
+    through chains of key changes (one of 18), an update after the change and key changes spread over two builds."""
     project, dsn = pg_project
 
     def workload_1() -> None:
@@ -47,6 +51,7 @@ def test_postgresql_key_change_keeps_the_toasted_value(pg_project: tuple[Project
         pg_execute(dsn,
                    "UPDATE shop.notes SET id = 601 WHERE id = 600",                  # its lineage began in build 1
                    "UPDATE shop.notes SET id = 702 WHERE id = 701",
+                   *LONG_CHAIN,                                                      # 18 key changes in all
                    "INSERT INTO shop.notes (id, title, body) VALUES (1, 'key 1 reused', 'short')",
                    "UPDATE shop.accounts SET code = 'k' WHERE id = 3")  # the harness wants a MERGE on every table
 
@@ -60,7 +65,7 @@ def test_postgresql_key_change_keeps_the_toasted_value(pg_project: tuple[Project
         assert delete[0] == "d" and delete[1]["before"]["body"] is None, delete
 
     run_pipeline(project, project.dbt_build_local, workload_1, workload_2, compare, between=placeholder_path_taken)
-    history = [r for r in project.read_silver("notes_history") if r["id"] in (701, 702)]
+    history = [r for r in project.read_silver("notes_history") if r["id"] in (701, 702, 717, 724)]
     assert history and all(r["body"] == BIG_TEXT for r in history), [(r["id"], len(r["body"] or "")) for r in history]
 
 
