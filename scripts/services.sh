@@ -57,7 +57,9 @@ up_mariadb() {
   local dir=$W/$1 port=$2; shift 2
   # a private tmpdir: a cleaner of /tmp must not take the server's temporary tables with it
   rm -rf "$dir"; mkdir -p "$dir/tmp"; chown -R mysql:mysql "$dir"
-  mariadb-install-db --no-defaults --user=mysql --datadir="$dir/data" \
+  # (the bootstrap server too: two installs at once in the shared /tmp failed with "Unknown table
+  # 'mysql.tmp_user_sys'", seen with two fresh-clone `make test` runs started together)
+  mariadb-install-db --no-defaults --user=mysql --datadir="$dir/data" --tmpdir="$dir/tmp" \
     --auth-root-authentication-method=normal --skip-test-db >"$dir/install-db.log" 2>&1
   setsid mariadbd --no-defaults --user=mysql --datadir="$dir/data" \
     --bind-address=127.0.0.1 --port="$port" --socket="$dir/mysqld.sock" \

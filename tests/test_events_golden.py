@@ -258,11 +258,10 @@ def upgrade_change_payload(connector: str, payload: dict[str, Any]) -> dict[str,
 
 
 def upgrade_schema_change_payload(connector: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """3.6.3's schema change value (not MariaDB's seed layout): ts_ms (required) alone after source; per
-    column comment, defaultValueExpression, enumValues; per table comment instead of attributes."""
+    """3.6.3's schema change value (MariaDB's too, which seed 004 shows with ts_us/ts_ns and table attributes):
+    ts_ms (required) alone after source; per column comment, defaultValueExpression, enumValues; per table
+    comment instead of attributes."""
     payload = {**payload, "source": upgrade_source(connector, payload.get("source"))}
-    if connector == "mariadb":
-        return payload
     out = {"source": payload["source"], "ts_ms": payload.get("ts_ms", ANY_INT)}
     for k in ("databaseName", "schemaName", "ddl"):
         out[k] = payload.get(k)
@@ -284,17 +283,12 @@ def upgrade_363(connector: str, kind: str, expected: Any) -> Any:
             return {"schema": upgrade_envelope_schema(connector, expected["schema"]),
                     "payload": upgrade_change_payload(connector, expected["payload"])}
         return upgrade_change_payload(connector, expected)
-    if kind == "schema_change_key" and connector != "mariadb":
+    if kind == "schema_change_key":
         return {**expected, "schema": {**expected["schema"], "version": 1}}
     if kind == "schema_change" and isinstance(expected, dict):
         payload = upgrade_schema_change_payload(connector, expected.get("payload", expected))
         if "payload" in expected:
-            schema = expected["schema"]
-            if connector != "mariadb":  # the 3.6.3 jar's layout, pinned by test_events_unit
-                schema = ev.SCHEMA_CHANGE_LAYOUTS[connector].value_schema
-            elif isinstance(schema, dict) and "fields" in schema:
-                schema = {**schema, "fields": [cs.field("source", SOURCE_SCHEMAS[connector]) if f["field"] == "source"
-                                               else f for f in schema["fields"]]}
+            schema = ev.SCHEMA_CHANGE_LAYOUTS[connector].value_schema  # the 3.6.3 jar's, pinned by test_events_unit
             return {**expected, "schema": schema, "payload": payload}
         return payload
     if kind == "transaction":
@@ -409,25 +403,11 @@ def schema_change_from(connector: str, value: dict[str, Any] | None, key_doc: di
         source = SOURCE_BUILDERS[connector](**FILLER_SOURCE[connector])
         return ev.SchemaChangeEvent(connector, "server1", source, database, None, None, [])
     payload = value.get("payload", value)
-    changes = []
-    for tc in payload["tableChanges"]:
-        t = tc["table"]
-        columns = [
-            ev.Column(name=c["name"], jdbc_type=c["jdbcType"], native_type=c["nativeType"], type_name=c["typeName"],
-                      type_expression=c["typeExpression"], charset_name=c["charsetName"], length=c["length"],
-                      scale=c["scale"], position=c["position"], optional=c["optional"],
-                      auto_incremented=c["autoIncremented"], generated=c["generated"])
-            for c in t["columns"]
-        ]
-        changes.append(ev.TableChange(type=tc["type"], id=tc["id"], columns=columns,
-                                      primary_key_column_names=t["primaryKeyColumnNames"],
-                                      default_charset_name=t["defaultCharsetName"], attributes=t.get("attributes")))
+    changes = [ev.TableChange.from_payload(tc) for tc in payload["tableChanges"]]
     source = build_source(connector, payload["source"])
-    ts = {k: payload[k] if isinstance(payload.get(k), int) else None for k in ("ts_ms", "ts_us", "ts_ns")}
-    return ev.SchemaChangeEvent(
-        connector, source["name"], source, payload["databaseName"], payload.get("schemaName"), payload["ddl"], changes,
-        **ts,
-    )
+    ts_ms = payload["ts_ms"] if isinstance(payload.get("ts_ms"), int) else None
+    return ev.SchemaChangeEvent(connector, source["name"], source, payload["databaseName"], payload.get("schemaName"),
+                                payload["ddl"], changes, ts_ms=ts_ms)
 
 
 def test_every_connector_has_golden_examples() -> None:

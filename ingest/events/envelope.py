@@ -320,8 +320,7 @@ def with_tombstones(events: Iterable[ChangeEvent], tombstones_on_delete: bool = 
 
 @dataclass(frozen=True)
 class Column:
-    """One tableChanges[].table.columns[] item: the 12 attributes the seeds document, and Debezium 3.x's
-    comment, defaultValueExpression, enumValues (written in the 3.6.3 layout only)."""
+    """One tableChanges[].table.columns[] item, in Debezium 3.6.3's layout (io.debezium.connector.schema.Column)."""
 
     name: str
     jdbc_type: int                  # java.sql.Types code: 4 INTEGER, 12 VARCHAR, 2 NUMERIC, ...
@@ -343,19 +342,29 @@ class Column:
     # string literal; silver fills those rows with it (docs/silver.md)
     missing_value: str | None = None
 
-    def payload(self, jar3: bool = False, missing_value: bool = False) -> dict[str, Any]:
+    @classmethod
+    def from_payload(cls, item: dict[str, Any]) -> Column:
+        """The column of a tableChanges entry written in Debezium's field names (as ingest.schema.model writes
+        them; fields this layout does not have, such as the schema history's hasDefaultValue, are left out)."""
+        return cls(name=item["name"], jdbc_type=item["jdbcType"], type_name=item["typeName"],
+                   position=item["position"], optional=item["optional"], type_expression=item.get("typeExpression"),
+                   native_type=item.get("nativeType"), charset_name=item.get("charsetName"),
+                   length=item.get("length"), scale=item.get("scale"),
+                   auto_incremented=bool(item.get("autoIncremented")), generated=bool(item.get("generated")),
+                   comment=item.get("comment"), default_value_expression=item.get("defaultValueExpression"),
+                   enum_values=item.get("enumValues"), missing_value=item.get("missingValue"))
+
+    def payload(self, missing_value: bool = False) -> dict[str, Any]:
         out = {
             "name": self.name, "jdbcType": self.jdbc_type, "nativeType": self.native_type,
             "typeName": self.type_name,
             "typeExpression": self.type_name if self.type_expression is None else self.type_expression,
             "charsetName": self.charset_name, "length": self.length, "scale": self.scale,
             "position": self.position, "optional": self.optional, "autoIncremented": self.auto_incremented,
-            "generated": self.generated,
+            "generated": self.generated, "comment": self.comment,
+            "defaultValueExpression": self.default_value_expression,
+            "enumValues": None if self.enum_values is None else list(self.enum_values),
         }
-        if jar3:
-            out["comment"] = self.comment
-            out["defaultValueExpression"] = self.default_value_expression
-            out["enumValues"] = None if self.enum_values is None else list(self.enum_values)
         if missing_value:
             out["missingValue"] = self.missing_value
         return out
@@ -363,28 +372,37 @@ class Column:
 
 @dataclass(frozen=True)
 class TableChange:
-    """One tableChanges[] item: the whole table after the change (type CREATE, ALTER or DROP)."""
+    """One tableChanges[] item: the whole table after the change (type CREATE, ALTER or DROP). `columns` None:
+    no table (a DROP of a table whose structure is unknown), written as `"table": null`."""
 
     type: str
     id: str                          # quoted_table_id(...); a rename: "<old>,<new>"
-    columns: Sequence[Column]
+    columns: Sequence[Column] | None
     primary_key_column_names: Sequence[str] = ()
     default_charset_name: str | None = None
-    attributes: Sequence[dict[str, str]] | None = None
-    comment: str | None = None       # the 3.6.3 layout's table comment
+    comment: str | None = None
 
-    def payload(self, with_attributes: bool, jar3: bool = False, missing_value: bool = False) -> dict[str, Any]:
+    @classmethod
+    def from_payload(cls, entry: dict[str, Any]) -> TableChange:
+        """A tableChanges entry written in Debezium's field names (ingest.schema.model.Table.to_table_change)."""
+        table = entry.get("table")
+        if table is None:
+            return cls(type=entry["type"], id=entry["id"], columns=None)
+        return cls(type=entry["type"], id=entry["id"], columns=[Column.from_payload(c) for c in table["columns"]],
+                   primary_key_column_names=table.get("primaryKeyColumnNames") or (),
+                   default_charset_name=table.get("defaultCharsetName"), comment=table.get("comment"))
+
+    def payload(self, missing_value: bool = False) -> dict[str, Any]:
         if self.type not in ("CREATE", "ALTER", "DROP"):
             raise LakecdcError(f"tableChanges type must be CREATE, ALTER or DROP, not {self.type!r}")
+        if self.columns is None:
+            return {"type": self.type, "id": self.id, "table": None}
         table: dict[str, Any] = {
             "defaultCharsetName": self.default_charset_name,
             "primaryKeyColumnNames": list(self.primary_key_column_names),
-            "columns": [c.payload(jar3, missing_value) for c in self.columns],
+            "columns": [c.payload(missing_value) for c in self.columns],
+            "comment": self.comment,
         }
-        if with_attributes:
-            table["attributes"] = [dict(a) for a in (self.attributes or [])]
-        if jar3:
-            table["comment"] = self.comment
         return {"type": self.type, "id": self.id, "table": table}
 
 
@@ -397,58 +415,46 @@ def quoted_table_id(*parts: str | None) -> str:
 class SchemaChangeLayout:
     key_schema: cs.Schema
     value_schema: cs.Schema
-    ts_us_ns: bool           # the value has ts_ms, ts_us, ts_ns after source (MariaDB seed)
-    attributes: bool         # tableChanges[].table has attributes (MariaDB seed)
-    jar3: bool = False       # Debezium 3.6.3's layout: ts_ms (required) after source; comment,
-                             # defaultValueExpression, enumValues per column, comment per table
     missing_value: bool = False  # lakecdc's PostgreSQL layout: missingValue per column (Column.missing_value)
 
 
-def _column_schema(jar3: bool, missing_value: bool = False) -> cs.Schema:
+def _column_schema(missing_value: bool = False) -> cs.Schema:
     fields = [
         ("name", cs.string()), ("jdbcType", cs.int32()), ("nativeType", cs.int32(True)),
         ("typeName", cs.string()), ("typeExpression", cs.string(True)), ("charsetName", cs.string(True)),
         ("length", cs.int32(True)), ("scale", cs.int32(True)), ("position", cs.int32()),
         ("optional", cs.boolean(True)), ("autoIncremented", cs.boolean(True)), ("generated", cs.boolean(True)),
+        ("comment", cs.string(True)), ("defaultValueExpression", cs.string(True)),
+        ("enumValues", cs.array(cs.string(), True)),
     ]
-    if jar3:
-        fields += [("comment", cs.string(True)), ("defaultValueExpression", cs.string(True)),
-                   ("enumValues", cs.array(cs.string(), True))]
     if missing_value:
         fields.append(("missingValue", cs.string(True)))
-    return cs.struct(fields, False, name="io.debezium.connector.schema.Column", version=1 if jar3 else None)
+    return cs.struct(fields, False, name="io.debezium.connector.schema.Column", version=1)
 
 
 def _schema_change_layout(connector: str) -> SchemaChangeLayout:
-    """sqlserver, oracle, mysql, postgresql: Debezium 3.6.3's (read from its jars: SchemaFactory's schema
-    history schemas); mariadb (no jar): seed 004's, with ts_us/ts_ns and table attributes."""
-    jar3 = connector != "mariadb"
+    """Debezium 3.6.3's schema history schemas (read from its jars: SchemaFactory, shared by every relational
+    connector, MariaDB's included); lakecdc's PostgreSQL rows add missingValue per column."""
     missing_value = connector == "postgresql"  # Debezium's PostgreSQL connector has no schema changes to follow
     key = cs.struct([("databaseName", cs.string())], False,
                     name=f"io.debezium.connector.{connector}.SchemaChangeKey", version=1)
     table_fields: list[tuple[str, cs.Schema]] = [
         ("defaultCharsetName", cs.string(True)),
         ("primaryKeyColumnNames", cs.array(cs.string(), True)),
-        ("columns", cs.array(_column_schema(jar3, missing_value))),
+        ("columns", cs.array(_column_schema(missing_value))),
+        ("comment", cs.string(True)),
     ]
-    table_fields.append(("comment", cs.string(True)) if jar3 else
-                        ("attributes", cs.array(cs.map_(cs.string(), cs.string()), True)))
-    version = 1 if jar3 else None
     change_schema = cs.struct([
         ("type", cs.string()), ("id", cs.string()),
-        ("table", cs.struct(table_fields, True, name="io.debezium.connector.schema.Table", version=version)),
-    ], False, name="io.debezium.connector.schema.Change", version=version)
-    fields: list[tuple[str, cs.Schema]] = [("source", SOURCE_SCHEMAS[connector])]
-    if jar3:
-        fields.append(("ts_ms", cs.int64()))
-    else:
-        fields += [("ts_ms", cs.int64(True)), ("ts_us", cs.int64(True)), ("ts_ns", cs.int64(True))]
-    fields += [
+        ("table", cs.struct(table_fields, True, name="io.debezium.connector.schema.Table", version=1)),
+    ], False, name="io.debezium.connector.schema.Change", version=1)
+    fields: list[tuple[str, cs.Schema]] = [
+        ("source", SOURCE_SCHEMAS[connector]), ("ts_ms", cs.int64()),
         ("databaseName", cs.string(True)), ("schemaName", cs.string(True)), ("ddl", cs.string(True)),
         ("tableChanges", cs.array(change_schema)),
     ]
     value = cs.struct(fields, False, name=f"io.debezium.connector.{connector}.SchemaChangeValue", version=1)
-    return SchemaChangeLayout(key, value, not jar3, not jar3, jar3, missing_value)
+    return SchemaChangeLayout(key, value, missing_value)
 
 
 # MongoDB has no schema change events. PostgreSQL has none in Debezium (logical decoding carries no DDL);
@@ -467,21 +473,13 @@ class SchemaChangeEvent:
     schema_name: str | None
     ddl: str | None                 # SQL Server: always None
     table_changes: Sequence[TableChange]
-    ts_ms: int | None = None
-    ts_us: int | None = None
-    ts_ns: int | None = None
+    ts_ms: int | None = None        # processing time; now when not given, fixed once so that value() is stable
 
     def __post_init__(self) -> None:
         if self.connector not in SCHEMA_CHANGE_LAYOUTS:
             raise LakecdcError(f"connector {self.connector!r} has no schema change events")
-        if self.layout.ts_us_ns or self.layout.jar3:
-            # processing time, fixed once so that value() is stable
-            if self.ts_ms is None:
-                self.ts_ms, self.ts_us, self.ts_ns = now_ts()
-            if self.ts_us is None:
-                self.ts_us = self.ts_ms * 1000
-            if self.ts_ns is None:
-                self.ts_ns = self.ts_us * 1000
+        if self.ts_ms is None:
+            self.ts_ms = now_ts()[0]
 
     @property
     def layout(self) -> SchemaChangeLayout:
@@ -503,23 +501,12 @@ class SchemaChangeEvent:
     def value_schema(self) -> cs.Schema:
         return self.layout.value_schema
 
-    def table_changes_payload(self) -> list[dict[str, Any]]:
-        layout = self.layout
-        return [tc.payload(layout.attributes, layout.jar3, layout.missing_value) for tc in self.table_changes]
-
     def value(self) -> dict[str, Any]:
-        v: dict[str, Any] = {"source": self.source}
-        if self.layout.jar3:
-            v["ts_ms"] = self.ts_ms
-        elif self.layout.ts_us_ns:
-            v["ts_ms"] = self.ts_ms
-            v["ts_us"] = self.ts_us
-            v["ts_ns"] = self.ts_ns
-        v["databaseName"] = self.database_name
-        v["schemaName"] = self.schema_name
-        v["ddl"] = self.ddl
-        v["tableChanges"] = self.table_changes_payload()
-        return v
+        return {
+            "source": self.source, "ts_ms": self.ts_ms, "databaseName": self.database_name,
+            "schemaName": self.schema_name, "ddl": self.ddl,
+            "tableChanges": [tc.payload(self.layout.missing_value) for tc in self.table_changes],
+        }
 
 
 # ---------------------------------------------------------------------------------------------------------

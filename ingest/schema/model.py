@@ -125,13 +125,22 @@ class Column:
             name=item["name"], type_name=item.get("typeName") or "", jdbc_type=int(item.get("jdbcType") or 0),
             source_type=_source_type(item),
             type_expression=item.get("typeExpression"), length=item.get("length"), scale=item.get("scale"),
-            nullable=bool(item.get("optional", True)), has_default=bool(item.get("hasDefaultValue", False)),
+            nullable=bool(item.get("optional", True)), has_default=_has_default(item),
             default=item.get("defaultValueExpression"), missing_value=item.get("missingValue"),
             auto_increment=bool(item.get("autoIncremented", False)),
             generated=bool(item.get("generated", False)), position=int(item.get("position") or 0),
             charset=item.get("charsetName"), enum_values=item.get("enumValues"), comment=item.get("comment"),
             spark_type=spark_type,
         )
+
+
+def _has_default(item: dict[str, Any]) -> bool:
+    """The schema history's entries say hasDefaultValue; Debezium's schema change events do not (their layout
+    has only defaultValueExpression), so there a default is known by its expression (DEFAULT NULL reads as no
+    default, which fills rows the same way)."""
+    if "hasDefaultValue" in item:
+        return bool(item["hasDefaultValue"])
+    return item.get("defaultValueExpression") is not None
 
 
 # Debezium typeNames whose declared length/scale belong in the type text ("DECIMAL" + 10, 2 -> "DECIMAL(10,2)")

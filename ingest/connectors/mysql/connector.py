@@ -135,7 +135,8 @@ class MySqlConnector(SourceConnector):
 
     def schema_change(self, *, db: str, ddl: str, table_changes: list[dict], source: dict[str, Any], seq: str,
                       position: str) -> BronzeSchemaChange:
-        event = emit.MySqlSchemaChange(self.flavor, self.config.topic_prefix, source, db, ddl, table_changes)
+        event = ev.SchemaChangeEvent(self.flavor, self.config.topic_prefix, source, db, None, ddl,
+                                     [ev.TableChange.from_payload(entry) for entry in table_changes])
         return schema_change_to_bronze(event, seq=seq, position=position)
 
     # ------------------------------------------------------------------ main loop

@@ -1,13 +1,10 @@
 """The MySQL/MariaDB connector's events through the shared emitter (ingest.events): source blocks from the
 typed builders, data events as `ChangeEvent`s, schema change events as `SchemaChangeEvent`s, all turned into
-bronze rows by ingest.events.to_bronze. Two helpers that ingest.events lacks live here: the envelope text
-around the row of a bulk path, and schema change events carrying the schema tracker's tableChanges as they
-are (ingest.schema.model.Table.to_table_change: with hasDefaultValue, which the schema history's rebuild from
-events (SchemaTracker.apply_event) reads back, and which ev.Column does not carry)."""
+bronze rows by ingest.events.to_bronze. One helper that ingest.events lacks lives here: the envelope text
+around the row of a bulk path."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ingest.events import envelope as ev
@@ -37,15 +34,3 @@ def envelope_texts(table: ev.TableSchemas, op: str, source: dict[str, Any], ts_n
     mark = dumps_str(_ROW_MARK)
     head, tail = text.split(mark)
     return head, tail
-
-
-class MySqlSchemaChange(ev.SchemaChangeEvent):
-    """A schema change event whose tableChanges are the schema tracker's payloads (ingest.schema.model)."""
-
-    def __init__(self, connector: str, prefix: str, source: dict[str, Any], database_name: str | None,
-                 ddl: str | None, table_changes: Sequence[dict[str, Any]]) -> None:
-        super().__init__(connector, prefix, source, database_name, None, ddl, ())
-        self.changes = list(table_changes)
-
-    def table_changes_payload(self) -> list[dict[str, Any]]:
-        return self.changes

@@ -86,7 +86,7 @@ class CapturedTable:
             ))
         d = self.definition
         return TableChange(change_type, quoted_table_id(d.schema, d.table), cols, list(d.primary_key),
-                           default_charset_name=None, attributes=[])
+                           default_charset_name=None)
 
 
 def _sql_string(text: str | None, type_name: str) -> str | None:
