@@ -1,5 +1,6 @@
 """`lakecdc doctor`: check that the engine starts, the warehouse is writable, dbt parses the project and
-every configured source database is reachable. One readable line per check."""
+every configured source passes the checks `run` makes before reading (its connector's check()). One
+readable line per check."""
 
 from __future__ import annotations
 
@@ -62,42 +63,27 @@ def _tcp(host: str, port: int) -> None:
         raise LakecdcError(f"{host}:{port} is unreachable: {exc.strerror or exc}") from None
 
 
-def check_source(source: SourceSettings) -> str:
-    """Reach the source: a real login for PostgreSQL and MySQL/MariaDB, a TCP connect otherwise."""
-    props = source.properties
-    if source.connector == "debezium-json":
-        path = Path(str(props.get("path", "")))
-        if not path.exists():
-            raise LakecdcError(f"input path {path} does not exist")
-        return f"input path {path} exists"
-    host = str(props.get("database.hostname", "localhost"))
-    default_ports = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306, "sqlserver": 1433, "oracle": 1521,
-                     "mongodb": 27017}
-    port = int(props.get("database.port", default_ports.get(source.connector, 0)))
-    user = props.get("database.user")
-    password = props.get("database.password")
-    _tcp(host, port)
-    if source.connector == "postgresql":
-        import psycopg2
+def check_source(source: SourceSettings, base_dir: Path) -> str:
+    """The checks `run` makes before it reads anything (the connector's own check(): properties, then the
+    server's prerequisites, with the same words), preceded by a TCP connect for a plain "unreachable"."""
+    from ingest.connectors import registry
 
-        try:
-            psycopg2.connect(host=host, port=port, user=user, password=password,
-                             dbname=props.get("database.dbname", "postgres"), connect_timeout=5).close()
-        except psycopg2.Error as exc:
-            raise LakecdcError(f"PostgreSQL login failed: {str(exc).strip().splitlines()[0]}") from None
-        return f"PostgreSQL at {host}:{port} accepts the login"
-    if source.connector in ("mysql", "mariadb"):
-        import pymysql
+    connector = registry.create(source, base_dir=base_dir)   # invalid properties: the same ConfigError as run
+    try:
+        props = source.properties
+        if "database.hostname" in props or source.connector in DEFAULT_PORTS:
+            host = str(props.get("database.hostname", "localhost"))
+            _tcp(host, int(props.get("database.port", DEFAULT_PORTS.get(source.connector, 0))))
+        return connector.check()
+    finally:
+        connector.close()
 
-        try:
-            pymysql.connect(host=host, port=port, user=user, password=password or "", connect_timeout=5).close()
-        except pymysql.MySQLError as exc:
-            raise LakecdcError(f"{source.connector} login failed: {exc.args[-1] if exc.args else exc}") from None
-        return f"{source.connector} at {host}:{port} accepts the login"
-    return f"{source.connector} at {host}:{port} accepts TCP connections (login not checked)"
+
+DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
 
 
 def run_doctor(config: ProjectConfig) -> list[CheckResult]:
+    base_dir = config.path.resolve().parent if config.path else Path.cwd()
     results = []
     if config.engine.profile in ("local", "spark"):
         results.append(_check("warehouse", lambda: check_warehouse(config)))
@@ -105,5 +91,5 @@ def run_doctor(config: ProjectConfig) -> list[CheckResult]:
     if results[-1].ok:
         results.append(_check("dbt", lambda: check_dbt_parse(config)))
     for source in config.sources.values():
-        results.append(_check(f"source {source.name}", lambda s=source: check_source(s)))
+        results.append(_check(f"source {source.name}", lambda s=source: check_source(s, base_dir)))
     return results

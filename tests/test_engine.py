@@ -78,7 +78,8 @@ def test_unwritable_warehouse_is_one_line(tmp_path: Path):
 
 def test_doctor_reports_each_failure_on_its_own_line(tmp_path: Path):
     (tmp_path / "lakecdc.yml").write_text(
-        "sources:\n  pg: {connector: postgresql, database.hostname: 127.0.0.1, database.port: 1}\n"
+        "sources:\n  pg: {connector: postgresql, database.hostname: 127.0.0.1, database.port: 1, topic.prefix: pg,"
+        " database.user: u, database.dbname: d}\n"
         "  files: {connector: debezium-json, path: /nonexistent/lakecdc}\n")
     result = run_lakecdc("doctor", cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr

@@ -437,6 +437,31 @@ def test_change_and_tombstone_to_bronze() -> None:
     assert tb.change_to_bronze(d, seq="x", position=None, txn_id="pg-7").txn_id == "pg-7"
 
 
+def test_relational_change_to_bronze_is_change_to_bronze_of_ev_change() -> None:
+    """The streaming connectors' per-row path gives the row change_to_bronze(ev.change(...)) gives (all fields
+    but the processing times), for every op, with and without a transaction block and an explicit key."""
+    import dataclasses
+
+    for metadata in (False, True):
+        t = pg_table(provide_transaction_metadata=metadata, ts_us_ns=True)
+        block = {"id": "9", "total_order": 1, "data_collection_order": 1} if metadata else None
+        for op, before, after, key in [("c", None, {"id": 1, "email": "a"}, None),
+                                       ("u", {"id": 1, "email": "a"}, {"id": 1, "email": "b"}, None),
+                                       ("d", {"id": 1, "email": "b"}, None, None),
+                                       ("c", None, {"id": 2, "email": None}, {"id": 2}),
+                                       ("t", None, None, None)]:
+            source = pg_source(snapshot=False)
+            fast = tb.relational_change_to_bronze(t, op, before=before, after=after, source=source, seq="s",
+                                                  position="p", transaction=block, key=key)
+            value = json.loads(fast.value)
+            slow = tb.change_to_bronze(ev.change(t, op, source=source, before=before, after=after,
+                                                 transaction=block, key=key, ts_ms=value["ts_ms"],
+                                                 ts_us=value["ts_us"], ts_ns=value["ts_ns"]), seq="s", position="p")
+            assert dataclasses.asdict(fast) == {**dataclasses.asdict(slow), "ts_ms": fast.ts_ms}, (op, metadata)
+    with pytest.raises(LakecdcError, match="unknown op"):
+        tb.relational_change_to_bronze(t, "x", before=None, after=None, source={}, seq="s", position=None)
+
+
 def test_schema_change_to_bronze() -> None:
     src = si.sqlserver_source(version="1.2.4.Final", name="server1", ts_ms=1588252618953, db="testDB",
                               schema="dbo", table="customers", snapshot=True, commit_lsn="00000025:00000d98:00a2")
@@ -522,5 +547,9 @@ def test_java_double_fast_path_agrees_with_the_general_path() -> None:
     rng = random.Random(11)
     values = [rng.uniform(-1e7, 1e7) for _ in range(5000)] + [rng.uniform(-0.01, 0.01) for _ in range(5000)]
     values += [0.001, -0.001, 0.0009999999999999998, 9999999.999999998, 1e7, -1e7, 5.0, 0.0, -0.0, 1e-300]
+    values += [10 ** rng.uniform(-3, 7) for _ in range(20000)]
+    values += [float(rng.randint(-10**7, 10**7)) for _ in range(5000)]
+    values += [v for v in (jc.struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(200000))
+               if 1e-3 <= abs(v) < 1e7]   # every bit pattern the plain range holds
     for v in values:
         assert jc.orjson.dumps(jc.java_double(v)) == jc.orjson.dumps(jc._java_text(repr(v), v, 53)), v

@@ -4,7 +4,8 @@ streaming source, an offset context and an event dispatcher per connector).
 The runner (ingest.runner) drives a connector like this::
 
     connector = registry.create(source_settings)      # validates properties, connects to nothing
-    connector.validate()                              # connects; one clear error per prerequisite
+    connector.validate()                              # connects; one clear error per prerequisite (check()),
+                                                      # then set-up such as a publication
     resume = writer.resume_state()                    # read back from bronze (highest committed seq)
     for batch in connector.batches(resume, limits):   # snapshot (resumable by chunk), then streaming
         writer.write(batch)                           # one Delta commit to S_events per batch
@@ -41,9 +42,14 @@ class SourceConnector(ABC):
     def source_name(self) -> str:
         return self.settings.name
 
+    def check(self) -> str:
+        """Connect and check every prerequisite `run` checks, changing nothing (`lakecdc doctor`); raise
+        LakecdcError with one clear line on the first problem, else return one line saying what holds."""
+        return f"{self.connector_name or self.settings.connector} properties are valid"
+
     def validate(self) -> None:
-        """Connect and check prerequisites; raise LakecdcError with one clear line per problem."""
-        return None
+        """Before `run`: check() and whatever set-up the source needs (e.g. a PostgreSQL publication)."""
+        self.check()
 
     @abstractmethod
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:

@@ -224,15 +224,22 @@ class ChangeEvent:
             if t.transaction:
                 v["transaction"] = self.transaction
             return v
-        v = {"before": self.before, "after": self.after, "source": self.source, "transaction": self.transaction,
-             "op": self.op, "ts_ms": self.ts_ms}
-        if t.ts_us_ns:
-            v["ts_us"] = self.ts_us
-            v["ts_ns"] = self.ts_ns
-        return v
+        return envelope_value(t, self.op, self.before, self.after, self.source, self.transaction, self.ts_ms,
+                              self.ts_us, self.ts_ns)
 
     def __repr__(self) -> str:
         return f"ChangeEvent(topic={self.topic!r}, op={self.op!r}, key={self.key!r})"
+
+
+def envelope_value(table: TableSchemas, op: str, before: Any, after: Any, source: dict[str, Any] | None,
+                   transaction: dict[str, Any] | None, ts_ms: int | None, ts_us: int | None,
+                   ts_ns: int | None) -> dict[str, Any]:
+    """A relational envelope payload in schema order."""
+    v = {"before": before, "after": after, "source": source, "transaction": transaction, "op": op, "ts_ms": ts_ms}
+    if table.ts_us_ns:
+        v["ts_us"] = ts_us
+        v["ts_ns"] = ts_ns
+    return v
 
 
 def key_of(table: TableSchemas, row: dict[str, Any] | None) -> dict[str, Any] | None:

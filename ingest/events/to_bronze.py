@@ -8,8 +8,11 @@ the position JSON to resume from, and optionally the transaction id when the eve
 
 from __future__ import annotations
 
+from typing import Any
+
 from ingest.bronze.contract import BronzeEvent, BronzeSchemaChange
-from ingest.events.envelope import ChangeEvent, SchemaChangeEvent
+from ingest.errors import LakecdcError
+from ingest.events.envelope import OPS, ChangeEvent, SchemaChangeEvent, TableSchemas, envelope_value, key_of, now_ts
 from ingest.events.json_converter import dumps_str
 from ingest.events.source_info import snapshot_text
 
@@ -17,25 +20,50 @@ from ingest.events.source_info import snapshot_text
 def change_to_bronze(event: ChangeEvent, *, seq: str, position: str | None, txn_id: str | None = None) -> BronzeEvent:
     """A data change event, or a tombstone (op None, value None, value schema None)."""
     table = event.table
-    key = dumps_str(event.key) if event.key is not None else None
-    key_schema = table.key_schema_json if event.key is not None else None
     if event.op is None:
-        return BronzeEvent(
-            topic=table.topic, table_id=table.table_id, op=None, seq=seq, key=key, value=None,
-            key_schema=key_schema, value_schema=None, ts_ms=None, source_ts_ms=None, txn_id=txn_id,
-            snapshot=None, position=position,
-        )
-    source = event.source
-    if txn_id is None and event.transaction is not None:
-        txn_id = event.transaction.get("id")
+        key = dumps_str(event.key) if event.key is not None else None
+        key_schema = table.key_schema_json if event.key is not None else None
+        return BronzeEvent(table.topic, table.table_id, None, seq, key, None, key_schema, None, None, None, txn_id,
+                           None, position)
+    return _data_row(table, event.op, event.key, event.value(), event.source, event.ts_ms, event.transaction, seq,
+                     position, txn_id)
+
+
+def relational_change_to_bronze(table: TableSchemas, op: str, *, before: dict[str, Any] | None,
+                                after: dict[str, Any] | None, source: dict[str, Any], seq: str,
+                                position: str | None, txn_id: str | None = None,
+                                transaction: dict[str, Any] | None = None,
+                                key: dict[str, Any] | None = None) -> BronzeEvent:
+    """What change_to_bronze(ev.change(table, op, ...)) gives (processing time now; key from the row when not
+    given), without the intermediate ChangeEvent: the per-row path of the streaming connectors."""
+    if op not in OPS:
+        raise LakecdcError(f"unknown op {op!r}; expected one of c, u, d, r, t")
+    ts_ms, ts_us, ts_ns = now_ts()
+    if key is None and op != "t":
+        key = key_of(table, before if op == "d" else after)
+    value = envelope_value(table, op, before, after, source, transaction, ts_ms, ts_us, ts_ns)
+    return _data_row(table, op, key, value, source, ts_ms, transaction, seq, position, txn_id)
+
+
+def _data_row(table: TableSchemas, op: str, key: dict[str, Any] | None, value: dict[str, Any] | None,
+              source: dict[str, Any] | None, ts_ms: int | None, transaction: dict[str, Any] | None, seq: str,
+              position: str | None, txn_id: str | None) -> BronzeEvent:
+    if txn_id is None and transaction is not None:
+        txn_id = transaction.get("id")
     snapshot = source.get("snapshot") if source else None
+    # positional: keyword construction costs more on this per-event path (field order: BronzeEvent)
     return BronzeEvent(
-        topic=table.topic, table_id=table.table_id, op=event.op, seq=seq, key=key, value=dumps_str(event.value()),
-        key_schema=key_schema, value_schema=table.envelope_schema_json, ts_ms=event.ts_ms,
-        source_ts_ms=source.get("ts_ms") if source else None, txn_id=txn_id,
-        # snapshot_text inlined for the common values (this is the per-event path)
-        snapshot="false" if snapshot is False else "true" if snapshot is True else snapshot_text(snapshot),
-        position=position,
+        table.topic, table.table_id, op, seq,
+        dumps_str(key) if key is not None else None,
+        dumps_str(value),
+        table.key_schema_json if key is not None else None,
+        table.envelope_schema_json,
+        ts_ms,
+        source.get("ts_ms") if source else None,
+        txn_id,
+        # snapshot_text inlined for the common values
+        "false" if snapshot is False else "true" if snapshot is True else snapshot_text(snapshot),
+        position,
     )
 
 

@@ -77,11 +77,12 @@ class DebeziumJsonConnector(SourceConnector):
         self.max_line_bytes = _positive_int(props, "max.line.bytes", 64 * 1024 * 1024)
         self._tail: LineTail | None = None
 
-    def validate(self) -> None:
+    def check(self) -> str:
         if not self.path.exists():
             raise LakecdcError(f"sources.{self.source_name}: input path {self.path} does not exist")
         if not (self.path.is_file() or self.path.is_dir()):
             raise LakecdcError(f"sources.{self.source_name}: input path {self.path} is not a file or directory")
+        return f"input path {self.path} exists"
 
     def _start(self, resume: ResumeState) -> tuple[LineTail, Decoder]:
         position = resume.position or {}

@@ -30,7 +30,7 @@ from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.types import TypeOptions
 from ingest.errors import LakecdcError
 from ingest.events import envelope as ev
-from ingest.events.to_bronze import change_to_bronze, schema_change_to_bronze
+from ingest.events.to_bronze import change_to_bronze, relational_change_to_bronze, schema_change_to_bronze
 
 log = logging.getLogger(__name__)
 SEQ_WIDTHS = (8, 10, 8)
@@ -83,11 +83,13 @@ class MySqlConnector(SourceConnector):
     def query(self, sql: str) -> list[dict[str, Any]]:
         return server.cursor_query(self.conn)(sql)
 
-    def validate(self) -> None:
+    def check(self) -> str:
         actual = server.detect_flavor(self.query)
         if actual != self.flavor:
             raise LakecdcError(f"{self.source_name}: connector is {self.flavor!r} but the server is {actual}")
         server.validate_settings(self.query, self.flavor)
+        return (f"{self.flavor} server: binary log on, binlog_format=ROW, binlog_row_image=FULL, "
+                "binlog_row_metadata=FULL")
 
     def close(self) -> None:
         if self._conn is not None:
@@ -128,10 +130,10 @@ class MySqlConnector(SourceConnector):
         if op is None:
             # ev.tombstone's event (null value, the delete's key; null for a keyless table), built from the key
             event = ev.ChangeEvent(codec.schemas, None, codec.key(key_row or {}))
-        else:
-            event = ev.change(codec.schemas, op, source=source, before=before, after=after, transaction=txn,
-                              key=codec.key(key_row) if key_row is not None else None)
-        return change_to_bronze(event, seq=seq, position=position, txn_id=source.get("gtid"))
+            return change_to_bronze(event, seq=seq, position=position, txn_id=source.get("gtid"))
+        return relational_change_to_bronze(codec.schemas, op, before=before, after=after, source=source, seq=seq,
+                                           position=position, txn_id=source.get("gtid"), transaction=txn,
+                                           key=codec.key(key_row) if key_row is not None else None)
 
     def schema_change(self, *, db: str, ddl: str, table_changes: list[dict], source: dict[str, Any], seq: str,
                       position: str) -> BronzeSchemaChange:

@@ -134,13 +134,19 @@ class PostgresConnector(SourceConnector):
     def captured_tables(self) -> list[tuple[str, str, int]]:
         return [t for t in self.catalog.tables() if self.props.captures_table(t[0], t[1])]
 
-    def validate(self) -> None:
+    def check(self) -> str:
         conn = self._normal()
         setup.check_prerequisites(conn, self.props)
-        tables = self.captured_tables()
-        setup.check_select(conn, self.props, [(s, t) for s, t, _ in tables])
-        setup.ensure_publication(conn, self.props, [(s, t) for s, t, _ in tables])
+        tables = [(s, t) for s, t, _ in self.captured_tables()]
+        setup.check_select(conn, self.props, tables)
+        publication = setup.check_publication(conn, self.props, tables)
         setup.connect_replication(self.props).close()
+        return (f"PostgreSQL {self.props.hostname}:{self.props.port}/{self.props.dbname}: wal_level=logical, "
+                f"{len(tables)} table(s) readable, replication login works; {publication}")
+
+    def validate(self) -> None:
+        self.check()
+        setup.ensure_publication(self._normal(), self.props, [(s, t) for s, t, _ in self.captured_tables()])
 
     # ------------------------------------------------------------------ main loop
 

@@ -102,25 +102,36 @@ def check_select(conn: Any, props: PostgresProperties, tables: list[tuple[str, s
                                         f"(GRANT SELECT ON {schema}.{table} TO {props.user})")
 
 
+def check_publication(conn: Any, props: PostgresProperties, tables: list[tuple[str, str]]) -> str:
+    """What ensure_publication will find or do, without doing it: raises where it would fail."""
+    name = props.publication_name
+    exists = publication_exists(conn, name)
+    mode = props.publication_autocreate_mode
+    if mode == "disabled" and not exists:
+        raise PrerequisiteError(f"publication {name} does not exist and publication.autocreate.mode is "
+                                f"disabled (CREATE PUBLICATION {name} FOR ALL TABLES)")
+    if mode == "filtered" and not tables:
+        raise PrerequisiteError(f"publication.autocreate.mode=filtered but no table matches the filters "
+                                f"in database {props.dbname}")
+    if mode == "filtered":
+        return f"publication {name} will be {'set to' if exists else 'created for'} the {len(tables)} table(s)"
+    return f"publication {name} exists" if exists else f"publication {name} will be created FOR ALL TABLES"
+
+
 def ensure_publication(conn: Any, props: PostgresProperties, tables: list[tuple[str, str]]) -> None:
     """publication.autocreate.mode: all_tables (FOR ALL TABLES), filtered (the captured tables, kept in
     sync on every start), disabled (must exist)."""
+    check_publication(conn, props, tables)
     name = props.publication_name
     exists = publication_exists(conn, name)
     mode = props.publication_autocreate_mode
     if mode == "disabled":
-        if not exists:
-            raise PrerequisiteError(f"publication {name} does not exist and publication.autocreate.mode is "
-                                    f"disabled (CREATE PUBLICATION {name} FOR ALL TABLES)")
         return
     try:
         with conn.cursor() as cur:
             if mode == "all_tables" and not exists:
                 cur.execute(sql.SQL("CREATE PUBLICATION {} FOR ALL TABLES").format(sql.Identifier(name)))
             elif mode == "filtered":
-                if not tables:
-                    raise PrerequisiteError(f"publication.autocreate.mode=filtered but no table matches the filters "
-                                            f"in database {props.dbname}")
                 listed = sql.SQL(", ").join(sql.Identifier(s, t) for s, t in tables)
                 verb = "ALTER PUBLICATION {} SET TABLE " if exists else "CREATE PUBLICATION {} FOR TABLE "
                 cur.execute(sql.SQL(verb).format(sql.Identifier(name)) + listed)
