@@ -494,3 +494,44 @@ def test_keyless_full_identity_delete_is_followed_by_a_null_key_tombstone(pg_dsn
     assert ops == [("r", None, False), ("d", None, False), (None, None, True)]
     assert json.loads(c.events[1].value)["before"] == {"a": 1, "b": "a"}
     assert c.events[0].snapshot == "last"  # the only snapshot row is the last one
+
+
+def test_a_slot_another_reader_holds_is_not_taken_over(pg_dsn, db) -> None:
+    """A fresh start (no bronze position) whose slot another connection is reading (a second `lakecdc run`, a
+    Debezium connector) stops with one line naming the holder, after slot.max.retries waits; before, it
+    failed with psycopg2's DuplicateObject traceback. The holder's stream is left alone."""
+    from psycopg2.extras import LogicalReplicationConnection
+
+    from ingest.bronze.contract import ResumeState
+    from ingest.errors import LakecdcError
+    from tests.test_pg_helpers import dsn_params
+
+    dsn, name, s = db
+    execute(dsn, f"CREATE TABLE {s}.t (id int PRIMARY KEY)", f"CREATE PUBLICATION pgconn_{name} FOR TABLE {s}.t")
+    params = dsn_params(pg_dsn)
+    holder = psycopg2_connect(params, LogicalReplicationConnection)
+    try:
+        cur = holder.cursor()
+        cur.create_replication_slot(f"pgconn_{name}", output_plugin="pgoutput")
+        cur.start_replication(slot_name=f"pgconn_{name}", decode=False,
+                              options={"proto_version": "1", "publication_names": f"pgconn_{name}"})
+        holders = f"SELECT active_pid FROM pg_replication_slots WHERE slot_name = 'pgconn_{name}'"
+        pid = query(dsn, holders)[0][0]
+        conn = connector(pg_dsn, name, s, **{"slot.max.retries": 1})
+        try:
+            conn.validate()
+            in_use = f"slot pgconn_{name} is in use by another connection \\(pid {pid}\\)"
+            with pytest.raises(LakecdcError, match=in_use):
+                next(iter(conn.batches(ResumeState(None, None), BatchLimits())))
+        finally:
+            conn.close()
+        assert query(dsn, holders)[0][0] == pid
+    finally:
+        holder.close()
+
+
+def psycopg2_connect(params: dict, factory):
+    import psycopg2
+
+    return psycopg2.connect(host=params["host"], port=params["port"], user=params["user"],
+                            password=params["password"], dbname="pgconn_test", connection_factory=factory)

@@ -186,7 +186,8 @@ class PostgresConnector(SourceConnector):
         """(consistent point, exported snapshot name); the replication connection stays open until the
         snapshot has been imported."""
         conn = self._normal()
-        if setup.slot_info(conn, self.props.slot_name) is not None:
+        info = self._inactive_slot(conn)
+        if info is not None:
             setup.drop_slot(conn, self.props.slot_name)
         repl = setup.connect_replication(self.props)
         cur = repl.cursor()
@@ -194,6 +195,24 @@ class PostgresConnector(SourceConnector):
         _, consistent_point, snapshot_name, _ = cur.fetchone()
         self._repl = repl
         return pg.str_to_lsn(consistent_point), snapshot_name
+
+    def _inactive_slot(self, conn: Any) -> dict[str, Any] | None:
+        """The slot to replace before a new snapshot (None: there is none). A slot another connection is reading
+        is not taken over: after slot.max.retries waits of slot.retry.delay.ms (a just-killed reader's
+        connection needs a moment to go), one line says who holds it."""
+        retries, delay = self.props.slot_max_retries, self.props.slot_retry_delay_ms / 1000
+        for attempt in range(retries + 1):
+            info = setup.slot_info(conn, self.props.slot_name)
+            if info is None or not info["active"]:
+                return info
+            if attempt < retries:
+                log.warning("replication slot %s is in use by pid %s; waiting %.0f s (%d/%d)", self.props.slot_name,
+                            info["active_pid"], delay, attempt + 1, retries)
+                time.sleep(delay)
+        raise LakecdcError(
+            f"replication slot {self.props.slot_name} is in use by another connection (pid {info['active_pid']}): "
+            f"another lakecdc run or a Debezium connector is reading it; stop that reader, or give this source "
+            f"its own slot.name")
 
     def _snapshot(self, position: dict[str, Any] | None, limits: BatchLimits) -> Iterator[Batch]:
         props = self.props
