@@ -49,7 +49,7 @@ def test_snapshot_modes(mode, expected):
     ("topic.prefix", "bad prefix!", "topic.prefix"),
     ("skipped.operations", "c,x", "skipped.operations"),
     ("table.include.list", "shop.(", "invalid regular expression"),
-    ("databse.hostname", "x", "databse.hostname: unknown property"),
+    ("databse.hostname", "x", "unknown property 'databse.hostname' (did you mean 'database.hostname'?)"),
     ("column.mask.with.5.chars", "a.b.c", "not supported"),
 ])
 def test_invalid_values_are_one_line_errors(key, value, needle):

@@ -27,6 +27,7 @@ from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
 from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
 from ingest.connectors.debezium_json.tail import Line, LineTail
+from ingest.connectors.property_names import check_property_names
 from ingest.errors import ConfigError, LakecdcError
 
 PROPERTIES = {
@@ -61,12 +62,8 @@ class DebeziumJsonConnector(SourceConnector):
         super().__init__(settings)
         props = settings.properties
         where = f"sources.{settings.name}"
-        unknown = sorted(set(props) - set(PROPERTIES))
-        if unknown:
-            raise ConfigError(f"{where}: unknown debezium-json propert{'y' if len(unknown) == 1 else 'ies'} "
-                              f"{', '.join(unknown)} (known: {', '.join(PROPERTIES)})")
-        if not props.get("path"):
-            raise ConfigError(f"{where}: debezium-json needs `path` (a file or a directory of JSON lines)")
+        check_property_names(f"{where} (debezium-json)", props, PROPERTIES,
+                             {"path": "a file or a directory of JSON lines"})
         path = Path(str(props["path"])).expanduser()
         if not path.is_absolute():
             path = (base_dir or Path.cwd()) / path

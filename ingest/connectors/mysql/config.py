@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ingest.connectors.mysql.filters import Filters
+from ingest.connectors.property_names import check_property_names
 from ingest.errors import ConfigError
 
 SNAPSHOT_MODES = ("initial", "initial_only", "no_data", "never", "when_needed", "recovery")
@@ -52,6 +53,9 @@ _KNOWN = {
     "database.connectionTimeZone", "database.initial.statements", "gtid.source.includes", "gtid.source.excludes",
     "reconnect.backoff.initial.ms", "reconnect.backoff.max.ms", "reconnect.max.attempts",
 } | _IGNORED
+
+_REQUIRED = {"database.hostname": "", "database.user": "", "topic.prefix": "",
+             "database.server.id": "a numeric replica id unique among all binlog readers"}
 
 # Debezium features that change what is captured; refusing them beats silently doing something else.
 _UNSUPPORTED_PREFIXES = ("column.mask.", "column.truncate.", "snapshot.select.statement.overrides",
@@ -155,28 +159,15 @@ def _exclusive(props: dict[str, Any], include: str, exclude: str) -> None:
         raise ConfigError(f"{include} and {exclude} cannot both be set")
 
 
-def _check_names(props: dict[str, Any]) -> None:
-    for key in props:
-        if key.startswith(_UNSUPPORTED_PREFIXES):
-            raise ConfigError(f"{key}: this Debezium property is not supported by the lakecdc mysql connector")
-        if key in _KNOWN or key.startswith(_IGNORED_PREFIXES):
-            continue
-        raise ConfigError(f"{key}: unknown property for the mysql/mariadb connector")
-
-
 def parse_config(flavor: str, props: dict[str, Any]) -> MySqlConfig:
     """Validate Debezium properties into a MySqlConfig; raises ConfigError on the first problem."""
     if flavor not in ("mariadb", "mysql"):
         raise ConfigError(f"connector: {flavor!r} is not handled by the mysql connector (mariadb or mysql)")
-    _check_names(props)
-    for key in ("database.hostname", "database.user", "topic.prefix"):
-        if not _str(props, key):
-            raise ConfigError(f"{key}: required property is missing")
+    check_property_names(flavor, props, _KNOWN, _REQUIRED, ignored_prefixes=_IGNORED_PREFIXES,
+                         unsupported_prefixes=_UNSUPPORTED_PREFIXES)
     prefix = _str(props, "topic.prefix") or ""
     if not _TOPIC_PREFIX.match(prefix):
         raise ConfigError(f"topic.prefix: {prefix!r} may contain only letters, digits, '-', '.' and '_'")
-    if props.get("database.server.id") in (None, ""):
-        raise ConfigError("database.server.id: required (a numeric replica id unique among all binlog readers)")
     server_id = _int(props, "database.server.id", 0, minimum=1)
     if server_id >= 2**32:
         raise ConfigError("database.server.id: must be below 4294967296")

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.connectors.property_names import check_property_names
 from ingest.errors import ConfigError
 
 SNAPSHOT_MODES = ("initial", "always", "initial_only", "no_data", "when_needed")
@@ -206,19 +207,16 @@ def parse_properties(raw: dict[str, Any]) -> PostgresProperties:
     props: dict[str, Any] = {}
     for key, value in raw.items():
         name = ALIASES.get(key, key)
-        if name not in DEFAULTS:
-            raise ConfigError(f"postgresql: unknown property {key!r}")
         if name in props:
             raise ConfigError(f"postgresql: {key!r} and its other name both given; keep {name!r}")
         props[name] = value
+    check_property_names("postgresql", {**DEFAULTS, **props}, set(DEFAULTS) | set(ALIASES),
+                         ("database.hostname", "database.user", "database.dbname", "topic.prefix"))
     for pair in (("schema.include.list", "schema.exclude.list"), ("table.include.list", "table.exclude.list"),
                  ("column.include.list", "column.exclude.list")):
         if props.get(pair[0]) not in (None, "") and props.get(pair[1]) not in (None, ""):
             raise ConfigError(f"postgresql: {pair[0]} and {pair[1]} cannot be used together")
     merged = {**DEFAULTS, **props}
-    for required in ("database.hostname", "database.user", "database.dbname", "topic.prefix"):
-        if merged[required] in (None, ""):
-            raise ConfigError(f"postgresql: required property {required!r} is missing")
     if str(merged["plugin.name"]).strip() != "pgoutput":
         raise ConfigError(f"plugin.name: only pgoutput is supported, got {merged['plugin.name']!r}")
     slot = str(merged["slot.name"])
