@@ -151,6 +151,25 @@ def parse_sources(raw: Any) -> dict[str, SourceSettings]:
     return sources
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (it would keep the last silently: a
+    source defined twice, a property overridden by a copy further down)."""
+
+
+def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    first: dict[Any, yaml.Mark] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in first and key != "<<":
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} given twice (first on line {first[key].line + 1})", key_node.start_mark)
+        first.setdefault(key, key_node.start_mark)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+
+
 def load_config(path: str | os.PathLike[str] | None = None) -> ProjectConfig:
     """Load the project configuration; with no file, the defaults (local engine, ./warehouse)."""
     explicit = path is not None or bool(os.environ.get("LAKECDC_CONFIG"))
@@ -160,7 +179,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> ProjectConfig:
             raise ConfigError(f"configuration file not found: {config_path}")
         return ProjectConfig(engine=parse_engine(None, Path.cwd()), sources={}, path=None)
     try:
-        raw = yaml.safe_load(config_path.read_text()) or {}
+        raw = yaml.load(config_path.read_text(), Loader=_StrictLoader) or {}  # noqa: S506 - a SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"{config_path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(config_path)
+        raise ConfigError(f"{where}: not valid YAML ({exc.problem or exc.context})") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{config_path}: not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(raw, dict):

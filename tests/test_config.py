@@ -40,6 +40,13 @@ def test_defaults_without_file(tmp_path, monkeypatch):
         ("sources: {s1: {database.hostname: h}}", "needs a 'connector'"),
         ("sources: {'bad name': {connector: postgresql}}", "not a valid source name"),
         ("engine: [1, 2", "not valid YAML"),
+        # where: file:line:column, and a key given twice is refused
+        ("sources:\n  s1: {connector: postgresql}\n  s2: {connector: postgresql\n",
+         r"lakecdc\.yml:\d+:\d+: not valid YAML"),
+        ("sources:\n  s1: {connector: postgresql}\n  s1: {connector: mariadb}\n",
+         r"lakecdc\.yml:3:3: not valid YAML \(key 's1' given twice \(first on line 2\)\)"),
+        ("sources:\n  s1:\n    connector: postgresql\n    topic.prefix: a\n    topic.prefix: b\n",
+         r"lakecdc\.yml:5:5: .*key 'topic\.prefix' given twice"),
     ],
 )
 def test_bad_configuration_is_one_clear_error(tmp_path: Path, monkeypatch, text: str, message: str):
