@@ -105,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module in COMMAND_MODULES:
         importlib.import_module(module).add_commands(sub)
+    # `lakecdc run --config F` as well as `lakecdc --config F run` (dbt's arguments all go to dbt)
+    for name, command in sub.choices.items():
+        if name != "dbt":
+            command.add_argument("--config", default=argparse.SUPPRESS,
+                                 help="project configuration file (as before the command)")
     return parser
 
 
