@@ -85,3 +85,15 @@ def test_schema_rebuild_and_show(tmp_path: Path):
     missing = run_lakecdc("schema", "show", "shop.nope", cwd=project, env=env)
     assert missing.returncode == 2
     assert "no schema for shop.nope in the history of shop" in missing.stderr
+    # an id without its database (the README once wrote inventory.customers for db.table ids): the close ones
+    bare = run_lakecdc("schema", "show", "customers", cwd=project, env=env)
+    assert bare.returncode == 2 and "did you mean shop.customers" in bare.stderr, bare.stderr
+
+
+def test_show_writes_default_null_as_sql() -> None:
+    from ingest.schema.cli import column_line
+
+    col = {"position": 2, "name": "note", "source_type": "text", "spark_type": "STRING", "nullable": True,
+           "has_default": True, "default": None}
+    assert column_line(col, set()).split()[-3:] == ["NULL", "DEFAULT", "NULL"]
+    assert column_line({**col, "has_default": False}, set()).split()[-1] == "NULL"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 
 from ingest.config import ProjectConfig
@@ -51,7 +52,7 @@ def cmd_rebuild(args: argparse.Namespace, config: ProjectConfig) -> int:
 
 def cmd_show(args: argparse.Namespace, config: ProjectConfig) -> int:
     from ingest.engine import start_engine
-    from ingest.schema.store import columns_of, read_history, version_at
+    from ingest.schema.store import columns_of, history_table_ids, read_history, version_at
 
     sources = _sources(config, args.source)
     if len(sources) > 1:
@@ -61,7 +62,12 @@ def cmd_show(args: argparse.Namespace, config: ProjectConfig) -> int:
     row = version_at(rows, args.at)
     if row is None:
         where = f" at seq {args.at}" if args.at else ""
-        raise LakecdcError(f"no schema for {args.table}{where} in the history of {sources[0]}")
+        known = history_table_ids(engine.spark, config.engine, sources[0])
+        close = difflib.get_close_matches(args.table, known, n=3, cutoff=0.5)
+        hint = (f"; did you mean {', '.join(close)}?" if close else
+                f"; the history has {', '.join(known[:10])}{' ...' if len(known) > 10 else ''}" if known else
+                "; the history is empty")
+        raise LakecdcError(f"no schema for {args.table}{where} in the history of {sources[0]}{hint}")
     print(f"{row['table_id']} version {row['version']} ({row['change_kind']}, valid from seq "
           f"{row['valid_from_seq']}, source {row['state_source']})")
     if row["change_kind"] == "DROP":
@@ -69,11 +75,16 @@ def cmd_show(args: argparse.Namespace, config: ProjectConfig) -> int:
         return 0
     key = set(json.loads(row["primary_key"] or "[]"))
     for col in columns_of(row):
-        flags = ("PK " if col["name"] in key else "") + ("NOT NULL" if not col["nullable"] else "NULL")
-        default = f" DEFAULT {col['default']}" if col.get("has_default") else ""
-        print(f"  {col['position']:>3} {col['name']:<30} {col['source_type']:<28} {col['spark_type']:<16} "
-              f"{flags}{default}")
+        print(column_line(col, key))
     return 0
+
+
+def column_line(col: dict, key: set[str]) -> str:
+    """One column of `schema show`: position, name, source type, Spark type, PK, nullability, default."""
+    flags = ("PK " if col["name"] in key else "") + ("NOT NULL" if not col["nullable"] else "NULL")
+    value = "NULL" if col.get("default") is None else col["default"]   # has_default with None: DEFAULT NULL
+    default = f" DEFAULT {value}" if col.get("has_default") else ""
+    return f"  {col['position']:>3} {col['name']:<30} {col['source_type']:<28} {col['spark_type']:<16} {flags}{default}"
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:

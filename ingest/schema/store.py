@@ -93,6 +93,14 @@ def read_history(spark: Any, settings: EngineSettings, source: str, table_id: st
     return [r.asDict() for r in rows]
 
 
+def history_table_ids(spark: Any, settings: EngineSettings, source: str) -> list[str]:
+    """Every table id the schema history of `source` knows, sorted (for "no schema for X" messages)."""
+    if not _exists(settings, source, "schema_history"):
+        return []
+    df = spark.read.format("delta").load(_path(settings, source, "schema_history"))
+    return sorted(r[0] for r in df.select("table_id").distinct().collect() if r[0])
+
+
 def version_at(rows: list[dict[str, Any]], at_seq: str | None) -> dict[str, Any] | None:
     """The version of a table valid at `at_seq` (inclusive; None = latest), ignoring error rows."""
     good = [r for r in rows if r["parse_status"] != "error" and (at_seq is None or r["valid_from_seq"] <= at_seq)]
