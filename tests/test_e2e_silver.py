@@ -344,6 +344,9 @@ def test_mariadb_silver_equals_source(maria_project: Project, mariadb_params: di
 
     run_pipeline(maria_project, maria_project.dbt_build_local, lambda: maria_workload_1(mariadb_params),
                  lambda: maria_workload_2(mariadb_params), compare)
+    # the generated sources carry bronze freshness (loaded_at_field ingested_at): just landed, so it passes
+    freshness = maria_project.lakecdc("dbt", "source", "freshness")
+    assert re.search(r"PASS freshness of bronze_\w+\.\w+_events", freshness), freshness[-3000:]
 
 
 # -- PostgreSQL -----------------------------------------------------------------------------------------------

@@ -36,6 +36,13 @@ def test_renders_models_and_yaml(tmp_path: Path):
     current = next(m for m in doc["models"] if m["name"] == "inventory__customers")
     assert current["columns"][0] == {"name": "id", "description": "primary key column", "data_tests": ["not_null"]}
     assert {"lakecdc_unique_current": {"arguments": {"keys": ["id"]}}} in current["data_tests"]
+    # plain YAML: the key list repeated in every model, no anchors (&id001) or aliases (issue 20 item 8)
+    for path, text in files.items():
+        if path.suffix == ".yml":
+            assert "&id" not in text and "*id" not in text, path
+    sources = yaml.safe_load(next(t for p, t in files.items() if p.name.endswith("_sources.yml")))
+    events = sources["sources"][0]["tables"][0]
+    assert events["config"]["loaded_at_field"] == "ingested_at" and events["config"]["freshness"]["error_after"]
 
 
 def test_rerun_is_idempotent_and_keeps_edits(tmp_path: Path):

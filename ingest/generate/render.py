@@ -63,6 +63,21 @@ def _column_docs(table: CapturedTable, with_tests: bool) -> list[dict]:
     return cols
 
 
+class _PlainDumper(yaml.SafeDumper):
+    """No anchors and aliases (&id001 / *id001) for repeated values such as a key list: readable, editable YAML."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
+def _dump(doc: dict) -> str:
+    return yaml.dump(doc, Dumper=_PlainDumper, sort_keys=False)
+
+
+# Freshness of bronze (`dbt source freshness`): the writer stamps every row's ingested_at
+BRONZE_FRESHNESS = {"warn_after": {"count": 1, "period": "hour"}, "error_after": {"count": 24, "period": "hour"}}
+
+
 def models_yaml(source: str, tables: list[tuple[CapturedTable, str]]) -> str:
     models = []
     for table, base in tables:
@@ -86,15 +101,16 @@ def models_yaml(source: str, tables: list[tuple[CapturedTable, str]]) -> str:
                 {"lakecdc_unique_current": {"arguments": {"keys": keys, "current_flag": "is_current"}}},
                 {"lakecdc_history_no_overlap": {"arguments": {"keys": keys}}}]
         models.append(history)
-    return yaml.safe_dump({"version": 2, "models": models}, sort_keys=False)
+    return _dump({"version": 2, "models": models})
 
 
 def sources_yaml(source: str) -> str:
-    tables = [{"name": table_name(source, kind)} for kind in ("events", "schemas", "schema_changes")]
+    tables: list[dict] = [{"name": table_name(source, kind)} for kind in ("events", "schemas", "schema_changes")]
+    tables[0]["config"] = {"freshness": BRONZE_FRESHNESS, "loaded_at_field": "ingested_at"}
     doc = {"version": 2, "sources": [{"name": f"bronze_{source}", "schema": BRONZE_SCHEMA,
                                       "description": f"Bronze change events of source {source}.",
                                       "tables": tables}]}
-    return yaml.safe_dump(doc, sort_keys=False)
+    return _dump(doc)
 
 
 def with_marker(body: str, comment: str) -> str:
