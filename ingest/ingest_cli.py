@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import sys
+from typing import Any
 
 from ingest.bronze.contract import BatchLimits
 from ingest.config import ProjectConfig
@@ -64,39 +68,58 @@ def _lag(ms: int | None) -> str:
 
 
 def cmd_status(args: argparse.Namespace, config: ProjectConfig) -> int:
+    """Exit 0 when every source is landed, reachable (unless --no-source) and, with --max-lag, within it;
+    1 otherwise (for monitoring), with the problems named."""
     from ingest.bronze.status import source_status
     from ingest.engine import start_engine
 
     names = _sources(args, config)
     spark = start_engine(config.engine).spark
-    header = f"{'source':<20} {'events':>12} {'batches':>8} {'rejects':>8} {'schema chg':>10} {'lag':>8}  last seq"
-    print(header)
+    reports = []
     for name in names:
         st = source_status(spark, name, config.engine.catalog)
+        report: dict[str, Any] = {"source": name, **dataclasses.asdict(st), "source_lag": None, "problems": []}
         if not st.landed:
-            print(f"{name:<20} {'not landed yet':>12}")
-            continue
-        print(f"{name:<20} {st.events:>12,} {st.batches:>8,} {st.rejects:>8,} {st.schema_changes:>10,} "
-              f"{_lag(st.lag_ms):>8}  {st.last_seq or '-'}")
-        lag = None if args.no_source else _source_lag(config, name)
-        if lag:
-            print(f"  {lag}")
-    return 0
+            report["problems"].append("not landed yet")
+        elif args.max_lag is not None and st.lag_ms is not None and st.lag_ms > args.max_lag * 1000:
+            report["problems"].append(f"lag {_lag(st.lag_ms)} is over --max-lag {args.max_lag:g}s")
+        if st.landed and not args.no_source:
+            text, reachable = _source_lag(config, name)
+            report["source_lag"] = text
+            if not reachable:
+                report["problems"].append(text)
+        reports.append(report)
+    if args.json:
+        print(json.dumps(reports, indent=2))
+    else:
+        print(f"{'source':<20} {'events':>12} {'batches':>8} {'rejects':>8} {'schema chg':>10} {'lag':>8}  last seq")
+        for r in reports:
+            if not r["landed"]:
+                print(f"{r['source']:<20} {'not landed yet':>12}")
+                continue
+            print(f"{r['source']:<20} {r['events']:>12,} {r['batches']:>8,} {r['rejects']:>8,} "
+                  f"{r['schema_changes']:>10,} {_lag(r['lag_ms']):>8}  {r['last_seq'] or '-'}")
+            if r["source_lag"]:
+                print(f"  {r['source_lag']}")
+        for r in reports:
+            for problem in r["problems"]:
+                print(f"problem: {r['source']}: {problem}", file=sys.stderr)
+    return 1 if any(r["problems"] for r in reports) else 0
 
 
-def _source_lag(config: ProjectConfig, name: str) -> str | None:
-    """The connector's own view of its lag (PostgreSQL: the replication slot), why it is unavailable, or None
-    when the connector reports none."""
+def _source_lag(config: ProjectConfig, name: str) -> tuple[str | None, bool]:
+    """(the connector's own view of its lag (PostgreSQL: the replication slot), or why it is unavailable, or
+    None when the connector reports none; whether the source answered)."""
     from ingest.connectors import registry
 
     base_dir = config.path.resolve().parent if config.path else None
     connector = None
     try:
         connector = registry.create(config.source(name), base_dir=base_dir)
-        return connector.source_lag()
+        return connector.source_lag(), True
     except Exception as exc:  # status must still print the other sources
         text = str(exc).strip().splitlines()
-        return f"source not reachable: {text[0] if text else type(exc).__name__}"
+        return f"source not reachable: {text[0] if text else type(exc).__name__}", False
     finally:
         if connector is not None:
             connector.close()
@@ -125,8 +148,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                             description="Print, per configured source, what its bronze tables hold: events, "
                                         "batches, rejects, schema changes, lag (now - newest source ts_ms) "
                                         "and the last seq; below it, the source's own lag where the connector "
-                                        "reports one (PostgreSQL: WAL behind the slot's confirmed position).")
+                                        "reports one (PostgreSQL: WAL behind the slot's confirmed position). "
+                                        "Exits 1 when a source is not landed yet, does not answer, or lags past "
+                                        "--max-lag, naming the problem on stderr.")
     status.add_argument("--source", help="only this source")
+    status.add_argument("--json", action="store_true", help="print the figures as JSON (one object per source)")
+    status.add_argument("--max-lag", type=_positive(float), metavar="SECONDS",
+                        help="exit 1 when a source's newest landed change is older than this (a quiet source "
+                             "lags too: choose it above its quietest hour)")
     status.add_argument("--no-source", action="store_true",
                         help="do not connect to the sources (by default, connectors that can report their own lag, "
                              "such as PostgreSQL's replication slot, are asked)")

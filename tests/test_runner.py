@@ -112,6 +112,17 @@ def test_cli_run_status_and_sigterm(tmp_path: Path, warehouse: Path):
     assert status.returncode == 0, status.stderr
     line = next(x for x in status.stdout.splitlines() if x.startswith("inv "))
     assert line.split()[1:4] == ["300", "3", "0"]
+    # for monitoring: JSON, and exit 1 naming the problem when the newest change is older than --max-lag
+    # (the test records carry source times of 2023) or a source has not landed
+    lagging = run_lakecdc("status", "--config", str(config), "--json", "--max-lag", "60")
+    assert lagging.returncode == 1, lagging.stderr
+    (report,) = json.loads(lagging.stdout)
+    assert (report["source"], report["events"], report["batches"]) == ("inv", 300, 3)
+    assert report["problems"] and "over --max-lag 60s" in report["problems"][0]
+    (tmp_path / "other").mkdir()
+    other = project(tmp_path / "other", warehouse / "other", inbox)
+    missing = run_lakecdc("status", "--config", str(other))
+    assert missing.returncode == 1 and "problem: inv: not landed yet" in missing.stderr, missing.stderr
 
 
 def test_delta_rs_reads_bronze_with_identical_content(tmp_path: Path, warehouse: Path, engine):
