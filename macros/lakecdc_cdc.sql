@@ -252,10 +252,21 @@
   {{ return(cols) }}
 {%- endmacro %}
 
+{#- Current state and history are per key: a table without one gets a changelog model (lakecdc generate), and a
+    hand-written model on such a table stops with this line instead of a SQL parser error. -#}
+{% macro lakecdc_require_key(spec, table_id) %}
+  {%- if execute and spec['found'] and not spec['keys'] -%}
+    {{ exceptions.raise_compiler_error("lakecdc: " ~ table_id ~ " has no primary key, so it has no current state or "
+        ~ "history per key; use its changelog model (`lakecdc generate` writes <model>_changelog), or give the "
+        ~ "table a primary key") }}
+  {%- endif -%}
+{% endmacro %}
+
 {% materialization lakecdc_current, adapter='spark' %}
   {%- set target = this.incorporate(type='table') -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
   {%- set spec = lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id')) -%}
+  {%- do lakecdc_require_key(spec, config.get('lakecdc_table_id')) -%}
   {%- set soft = config.get('lakecdc_delete_mode', var('lakecdc_delete_mode', 'hard')) == 'soft' -%}
   {%- set full = existing is none or should_full_refresh() -%}
   {%- set state = lakecdc_state_relation(this.schema) -%}
@@ -368,6 +379,7 @@
   {%- set target = this.incorporate(type='table') -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
   {%- set spec = lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id')) -%}
+  {%- do lakecdc_require_key(spec, config.get('lakecdc_table_id')) -%}
   {%- set full = existing is none or should_full_refresh() -%}
   {%- set state = lakecdc_state_relation(this.schema) -%}
   {{ run_hooks(pre_hooks) }}

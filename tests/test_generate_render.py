@@ -45,6 +45,20 @@ def test_renders_models_and_yaml(tmp_path: Path):
     assert events["config"]["loaded_at_field"] == "ingested_at" and events["config"]["freshness"]["error_after"]
 
 
+def test_a_table_without_a_key_is_a_changelog(tmp_path: Path):
+    table = CapturedTable("inventory", "inventory.public.log", [], [CapturedColumn("at", "TIMESTAMP"),
+                                                                   CapturedColumn("what", "TEXT")])
+    files = render_source("inventory", [table], tmp_path)
+    names = sorted(p.relative_to(tmp_path).as_posix() for p in files)
+    assert "silver/inventory/inventory__log_changelog.sql" in names
+    assert "silver/inventory/inventory__log.sql" not in names and "silver/inventory/inventory__log_history.sql" \
+        not in names
+    sql = files[tmp_path / "silver/inventory/inventory__log_changelog.sql"]
+    assert "select `at`, `what`, _op, _seq, _source_ts, _batch_id" in sql and "ref('stg_inventory__log')" in sql
+    doc = yaml.safe_load(files[tmp_path / "silver/inventory/_inventory__models.yml"])
+    assert [m["name"] for m in doc["models"]] == ["stg_inventory__log", "inventory__log_changelog"]
+
+
 def test_rerun_is_idempotent_and_keeps_edits(tmp_path: Path):
     first = WriteResult([], [], [])
     write_files(render_source("inventory", _tables(), tmp_path), first)

@@ -243,3 +243,33 @@ def test_added_column_default_from_the_value_schema(engine, warehouse: Path, tmp
     run_dbt(engine, project, "build", "--full-refresh")
     assert [(r["id"], r["prio"], r["tag"], r["ratio"], r["plain"]) for r in _rows(spark, "silver.inv__items")] \
         == incremental
+
+
+def test_a_table_without_a_key_gets_a_changelog(engine, warehouse: Path, tmp_path: Path):
+    """Issue 20 item 3: a keyless table is generated as a changelog model (every change, the row as the event
+    leaves it, deletes with their old row), `dbt build` passes, and a hand-written current-state model on it
+    stops with one clear line instead of a SQL parser error."""
+    from ingest.generate.render import silver_sql
+
+    spark = engine.spark
+    table = "shop.public.nokey"
+    cols = [("a", INT32), ("b", STRING)]
+    b = Bronze(spark, warehouse)
+
+    def ev(op, before, after):
+        return b.event(table, op, None, before, after, [], cols)
+
+    b.land([ev("r", None, {"a": 1, "b": "x"}), ev("r", None, {"a": 1, "b": "x"}), ev("c", None, {"a": 2, "b": "y"})])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    silver = project / "models" / "silver" / "inv"
+    assert (silver / "inv__nokey_changelog.sql").exists() and not (silver / "inv__nokey.sql").exists()
+    run_dbt(engine, project, "build")
+    b.land([ev("d", {"a": 1, "b": "x"}, None), ev("u", {"a": 2, "b": "y"}, {"a": 2, "b": "z"})])
+    run_dbt(engine, project, "build")
+    rows = [(r["a"], r["b"], r["_op"]) for r in _rows(spark, "silver.inv__nokey_changelog", "_seq")]
+    assert rows == [(1, "x", "r"), (1, "x", "r"), (2, "y", "c"), (1, "x", "d"), (2, "z", "u")]
+
+    (silver / "inv__nokey.sql").write_text(silver_sql(captured_tables(spark, "inv")[0], "inv__nokey", "current"))
+    with pytest.raises(AssertionError, match="shop.public.nokey has no primary key"):
+        run_dbt(engine, project, "build", "--select", "inv__nokey")

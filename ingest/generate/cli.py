@@ -12,7 +12,7 @@ from ingest.errors import LakecdcError
 def generate(config: ProjectConfig, sources: list[str], models_dir: Path):
     from ingest.engine import start_engine
     from ingest.generate.catalog import captured_tables
-    from ingest.generate.render import WriteResult, render_source, write_files
+    from ingest.generate.render import WriteResult, keyless_note, model_base, render_source, write_files
 
     spark = start_engine(config.engine).spark
     result = WriteResult([], [], [])
@@ -21,6 +21,7 @@ def generate(config: ProjectConfig, sources: list[str], models_dir: Path):
         if not tables:
             raise LakecdcError(f"generate: source {source!r} has no captured tables in bronze yet (run ingest first)")
         write_files(render_source(source, tables, models_dir), result)
+        result.notes += [keyless_note(t, model_base(t, set())) for t in tables if not t.keys]
     return result
 
 
@@ -37,6 +38,8 @@ def cmd_generate(args: argparse.Namespace, config: ProjectConfig) -> int:
         print(f"wrote     {path}")
     for path in result.kept:
         print(f"kept      {path} (edited by hand; delete it to regenerate)")
+    for note in result.notes:
+        print(f"note      {note}")
     print(f"{len(result.written)} written, {len(result.unchanged)} unchanged, {len(result.kept)} kept")
     return 0
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -48,6 +48,30 @@ def silver_sql(table: CapturedTable, base: str, kind: str) -> str:
     )
 
 
+def changelog_sql(table: CapturedTable, base: str) -> str:
+    """Silver of a table without a key: every change in seq order, the row as the event leaves it (the new row;
+    a delete's old row), like Debezium's new-record-state flattening with deletes kept. Rebuilt in full on
+    every run; current state needs a key."""
+    columns = ", ".join(_quoted(c.name) for c in table.columns)
+    return (
+        "{{ config(materialized='table', schema='silver') }}\n"
+        f"-- {table.table_id} has no primary key: a changelog, not current state (docs/silver.md)\n"
+        f"select {columns}{', ' if columns else ''}_op, _seq, _source_ts, _batch_id\n"
+        f"from {{{{ ref('stg_{base}') }}}}\n"
+    )
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def keyless_note(table: CapturedTable, base: str) -> str:
+    """What `generate` says about a table without a key."""
+    return (f"{table.table_id} has no primary key: its silver is the changelog {base}_changelog (every change, "
+            f"in seq order); current state and history need a key (a primary key, or on MySQL/MariaDB a "
+            f"unique index on NOT NULL columns)")
+
+
 def _column_docs(table: CapturedTable, with_tests: bool) -> list[dict]:
     cols = []
     for k in table.keys:
@@ -82,6 +106,13 @@ def models_yaml(source: str, tables: list[tuple[CapturedTable, str]]) -> str:
     models = []
     for table, base in tables:
         keys = table.keys
+        if not keys:
+            models.append({"name": f"stg_{base}", "description": f"Typed change events of {table.table_id}.",
+                           "columns": _column_docs(table, with_tests=False)})
+            models.append({"name": f"{base}_changelog",
+                           "description": f"Every change of {table.table_id} (no primary key, so no current state).",
+                           "columns": _column_docs(table, with_tests=False)})
+            continue
         models.append({"name": f"stg_{base}", "description": f"Typed change events of {table.table_id}.",
                        "columns": _column_docs(table, with_tests=False)})
         current: dict = {
@@ -130,6 +161,7 @@ class WriteResult:
     written: list[Path]
     unchanged: list[Path]
     kept: list[Path]   # edited by the user (or not generated): left alone
+    notes: list[str] = field(default_factory=list)   # what the user should know (tables without a key)
 
 
 def write_files(files: dict[Path, str], result: WriteResult) -> None:
@@ -161,6 +193,9 @@ def render_source(source: str, tables: list[CapturedTable], models_dir: Path) ->
         taken.add(base)
         named.append((table, base))
         files[models_dir / "staging" / source / f"stg_{base}.sql"] = staging_sql(table)
+        if not table.keys:
+            files[models_dir / "silver" / source / f"{base}_changelog.sql"] = changelog_sql(table, base)
+            continue
         files[models_dir / "silver" / source / f"{base}.sql"] = silver_sql(table, base, "current")
         files[models_dir / "silver" / source / f"{base}_history.sql"] = silver_sql(table, base, "history")
     files[models_dir / "staging" / source / f"_{source}__sources.yml"] = sources_yaml(source)
