@@ -108,3 +108,30 @@ def test_wal_level_not_logical(replica_server) -> None:
     conn.close()
     assert _one_line(exc) == ("wal_level is 'replica': logical decoding needs wal_level=logical "
                               "(set it in postgresql.conf and restart the server)")
+
+
+def test_publication_over_tables_without_identity_is_warned(pg_dsn, schema, caplog) -> None:
+    """Issue 20 item 3: a publication that publishes UPDATE/DELETE of a table without a replica identity makes
+    the application's UPDATE and DELETE on it fail. doctor (check) and run (validate) name such tables before
+    the publication is created; tables with a key or REPLICA IDENTITY FULL are not named."""
+    import logging
+
+    execute(schema, "CREATE TABLE pgconn_prereq.nokey (a int, b text)",
+            "CREATE TABLE pgconn_prereq.full_nokey (a int)",
+            "ALTER TABLE pgconn_prereq.full_nokey REPLICA IDENTITY FULL")
+    conn = connector(pg_dsn, "prereq", "pgconn_prereq")
+    try:
+        line = conn.check()
+        assert "WARNING: UPDATE and DELETE on 1 table(s) without a replica identity (pgconn_prereq.nokey)" in line
+        assert "full_nokey" not in line and "pgconn_prereq.t " not in line
+        with caplog.at_level(logging.WARNING, logger="ingest.connectors.postgres.setup"):
+            conn.validate()
+        assert any("pgconn_prereq.nokey" in r.getMessage() for r in caplog.records), caplog.text
+    finally:
+        conn.close()
+    execute(schema, "ALTER TABLE pgconn_prereq.nokey ADD PRIMARY KEY (a)")
+    conn = connector(pg_dsn, "prereq", "pgconn_prereq")
+    try:
+        assert "WARNING" not in conn.check()
+    finally:
+        conn.close()

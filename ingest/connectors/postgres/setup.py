@@ -3,6 +3,7 @@ replication slot management."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import psycopg2
@@ -11,6 +12,8 @@ from psycopg2 import sql
 
 from ingest.connectors.postgres.properties import PostgresProperties
 from ingest.errors import LakecdcError
+
+log = logging.getLogger(__name__)
 
 
 class PrerequisiteError(LakecdcError):
@@ -103,7 +106,8 @@ def check_select(conn: Any, props: PostgresProperties, tables: list[tuple[str, s
 
 
 def check_publication(conn: Any, props: PostgresProperties, tables: list[tuple[str, str]]) -> str:
-    """What ensure_publication will find or do, without doing it: raises where it would fail."""
+    """What ensure_publication will find or do, without doing it: raises where it would fail. What it would
+    create or change is followed by a warning when the application's writes would suffer from it."""
     name = props.publication_name
     exists = publication_exists(conn, name)
     mode = props.publication_autocreate_mode
@@ -114,14 +118,38 @@ def check_publication(conn: Any, props: PostgresProperties, tables: list[tuple[s
         raise PrerequisiteError(f"publication.autocreate.mode=filtered but no table matches the filters "
                                 f"in database {props.dbname}")
     if mode == "filtered":
-        return f"publication {name} will be {'set to' if exists else 'created for'} the {len(tables)} table(s)"
-    return f"publication {name} exists" if exists else f"publication {name} will be created FOR ALL TABLES"
+        text = f"publication {name} will be {'set to' if exists else 'created for'} the {len(tables)} table(s)"
+        return text + identity_warning(conn, tables)
+    if exists:
+        return f"publication {name} exists"
+    return f"publication {name} will be created FOR ALL TABLES" + identity_warning(conn, None)
+
+
+def identity_warning(conn: Any, tables: list[tuple[str, str]] | None) -> str:
+    """"; WARNING: ..." naming the tables (of `tables`, or every table of the database) whose UPDATE and DELETE
+    the server refuses once a publication publishes them: no replica identity (REPLICA IDENTITY NOTHING, or
+    DEFAULT without a primary key); "" when there are none."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+                    "AND n.nspname NOT LIKE 'pg_toast%' AND (c.relreplident = 'n' OR (c.relreplident = 'd' AND "
+                    "NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))) "
+                    "ORDER BY 1, 2")
+        found = [(s, t) for s, t in cur.fetchall() if tables is None or (s, t) in tables]
+    if not found:
+        return ""
+    names = ", ".join(f"{s}.{t}" for s, t in found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    return (f"; WARNING: UPDATE and DELETE on {len(found)} table(s) without a replica identity ({names}) will fail "
+            f"in the application once the publication includes them: give them a primary key or REPLICA IDENTITY "
+            f"FULL, or leave them out (publication.autocreate.mode=filtered and table.include.list)")
 
 
 def ensure_publication(conn: Any, props: PostgresProperties, tables: list[tuple[str, str]]) -> None:
     """publication.autocreate.mode: all_tables (FOR ALL TABLES), filtered (the captured tables, kept in
     sync on every start), disabled (must exist)."""
-    check_publication(conn, props, tables)
+    checked = check_publication(conn, props, tables)
+    if "; WARNING: " in checked:
+        log.warning("%s", checked.split("; WARNING: ", 1)[1])
     name = props.publication_name
     exists = publication_exists(conn, name)
     mode = props.publication_autocreate_mode
