@@ -7,8 +7,13 @@ holds the re-registered warehouse tables.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ingest.config import ProjectConfig
 from ingest.engine import start_engine
@@ -46,7 +51,48 @@ def run_dbt(config: ProjectConfig, args: list[str]) -> int:
         if "--profiles-dir" not in args and "DBT_PROFILES_DIR" not in os.environ:
             if (project_dir / "profiles.yml").exists():
                 args = [*args, "--profiles-dir", str(project_dir)]
-    result = dbtRunner().invoke(args)
+    with _ctrl_c_interrupts(engine.spark):
+        result = dbtRunner().invoke(args)
+    if isinstance(result.exception, KeyboardInterrupt):
+        return 130  # the shell's code for Ctrl-C
     if result.exception is not None:
         return 2
     return 0 if result.success else 1
+
+
+@contextlib.contextmanager
+def _ctrl_c_interrupts(spark: Any) -> Iterator[None]:
+    """Ctrl-C during dbt: dbt gets its KeyboardInterrupt and cancels, and the engine's queries are interrupted
+    (Spark Connect interruptAll) until dbt has returned: dbt-spark's session method cannot cancel a query, so
+    dbt would wait for the running model to finish, and a model whose query starts just after the signal would
+    run to its end."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    stopping = threading.Event()
+    done = threading.Event()
+
+    def keep_interrupting() -> None:
+        while not done.is_set():
+            try:
+                spark.interruptAll()
+            except Exception:  # noqa: BLE001 - the engine may be gone already; dbt still has to stop
+                pass
+            done.wait(0.5)
+
+    def interrupt(signum: int, frame: Any) -> None:
+        if not stopping.is_set():
+            stopping.set()
+            threading.Thread(target=keep_interrupting, name="lakecdc-interrupt", daemon=True).start()
+        if callable(previous):
+            previous(signum, frame)   # Python's default handler: KeyboardInterrupt
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        done.set()
+        signal.signal(signal.SIGINT, previous)

@@ -15,8 +15,10 @@ Delta table found at `<warehouse>/<schema>/<table>`, and all clients of one engi
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import tempfile
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +109,17 @@ def start_sail_server(host: str, port: int) -> tuple[Any, str, int]:
     return server, bound_host, bound_port
 
 
+def _keep_sigint_for_python() -> None:
+    """The embedded Sail server listens for Ctrl-C itself and shuts down at once, under its client: a run
+    then hangs in pyspark's retries, `dbt build` fails after minutes. Python's SIGINT handler, set again
+    once the server answers (its listener is registered by then), takes the signal back from it, so Ctrl-C
+    reaches lakecdc's own handling (a run stops after the batch being written; dbt cancels), and the engine
+    stops when the process ends. Only the main thread can set handlers; elsewhere nothing changes."""
+    handler = signal.getsignal(signal.SIGINT)
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, handler)
+
+
 def _connect(url: str) -> SparkSession:
     from pyspark.sql import SparkSession
 
@@ -123,6 +136,7 @@ def _start_local(settings: EngineSettings) -> Engine:
     server, host, port = start_sail_server(settings.host, settings.port)
     url = _session_url(host, port, str(uuid.uuid4()))
     spark = _connect(url)
+    _keep_sigint_for_python()
     _apply_conf(spark, settings.spark_conf)
     return Engine(settings=settings, spark=spark, remote_url=url, _server=server)
 
