@@ -95,7 +95,9 @@ def _session_url(host: str, port: int, session_id: str) -> str:
 
 def start_sail_server(host: str, port: int) -> tuple[Any, str, int]:
     """Start a Sail Spark Connect server in this process; returns (server, host, port)."""
-    os.environ.setdefault("RUST_LOG", "warn")  # Sail logs every session at INFO otherwise
+    # Sail logs every session at INFO otherwise; its actor's "aborting N task(s)" warning at every exit is
+    # the normal end of a session, not a problem
+    os.environ.setdefault("RUST_LOG", "warn,sail_common::actor=error")
     try:
         from pysail.spark import SparkConnectServer
     except ImportError as exc:  # pragma: no cover - declared dependency

@@ -50,7 +50,9 @@ def run_quality(config: ProjectConfig, *, select: list[str] | None = None, gener
         report_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LakecdcError(f"report directory {report_dir} is not writable: {exc.strerror or exc}") from None
-    runner = Runner(report_dir, sample_rows=int(settings["report"]["sample_rows"]))
+    # Sail (local, remote) has no DataFrame.persist: each call only printed a warning (18-36 per run)
+    runner = Runner(report_dir, sample_rows=int(settings["report"]["sample_rows"]),
+                    persist=config.engine.profile in ("databricks", "spark"))
     result = runner.run(plan)
     keep = int(settings["report"]["history_runs"])
     docs_index = runner.build_data_docs(result, keep)

@@ -119,14 +119,15 @@ def _first_line(exc: BaseException) -> str:
 
 
 class Runner:
-    def __init__(self, report_dir: Path, sample_rows: int = 20) -> None:
+    def __init__(self, report_dir: Path, sample_rows: int = 20, persist: bool = True) -> None:
         import great_expectations as gx
 
         self.gx = gx
         self.report_dir = report_dir
         self.sample_limit = sample_rows
         self.context = _gx_context(report_dir)
-        self.datasource = self.context.data_sources.add_or_update_spark(name=SITE_NAME)
+        # persist: great-expectations caches each batch's DataFrame (engines that can)
+        self.datasource = self.context.data_sources.add_or_update_spark(name=SITE_NAME, persist=persist)
         now = dt.datetime.now(dt.UTC)
         self.run_name = "lakecdc-" + now.strftime("%Y%m%dT%H%M%S%fZ")
         from great_expectations.core.run_identifier import RunIdentifier
