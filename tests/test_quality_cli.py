@@ -41,10 +41,14 @@ def test_cli_exit_codes_select_and_history(engine, warehouse: Path, tmp_path: Pa
     result = run_lakecdc("quality", "--select", "silver.*", cwd=project, env=env)
     assert result.returncode == 0, result.stdout + result.stderr[-2000:]
     assert "WARN silver.inv_customers:" in result.stdout and "cdc.inv" not in result.stdout
+    assert result.stdout.strip().splitlines()[-1].startswith("WARN: "), result.stdout
     # issue 20 item 7: no engine noise (Sail's "Persist operation" per batch, its "aborting N task(s)" at exit)
     assert "Persist" not in result.stderr and "aborting" not in result.stderr, result.stderr[-2000:]
     history = (project / "reports/quality/history.jsonl").read_text().splitlines()
-    assert [json.loads(h)["status"] for h in history] == ["fail", "pass"]
+    # the run with a warning says warn everywhere: summary.json, history, the index page (issue 20 item 9)
+    assert [json.loads(h)["status"] for h in history] == ["fail", "warn"]
+    assert json.loads((project / "reports/quality/summary.json").read_text())["status"] == "warn"
+    assert 'class="status warn">WARN</span>' in (project / "reports/quality/index.html").read_text()
 
     result = run_lakecdc("quality", "--select", "nosuch*", cwd=project, env=env)
     assert result.returncode == 2 and "lakecdc: error: --select nosuch* matches no suite" in result.stderr

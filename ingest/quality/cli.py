@@ -22,7 +22,10 @@ def cmd_quality(args: argparse.Namespace, config: ProjectConfig) -> int:
               "expectations passed", flush=True)
         for o in failed:
             print(f"     {o.severity:4} {o.description}" + (f" [error: {o.error}]" if o.error else ""), flush=True)
-    print(f"report: {run.index}  ({run.result.duration_s:.1f} s)", flush=True)
+    from ingest.quality.report import overall_status
+
+    print(f"{overall_status(run.result).upper()}: {len(run.result.suites)} suites; report: {run.index}  "
+          f"({run.result.duration_s:.1f} s)", flush=True)
     return run.result.exit_code
 
 

@@ -72,7 +72,7 @@ def _defined_in(suite: SuiteResult) -> str:
 
 
 def _index(run: RunResult, docs_index: str | None) -> str:
-    overall = "fail" if run.exit_code else ("warn" if any(s.status == "warn" for s in run.suites) else "pass")
+    overall = overall_status(run)
     rows = []
     for s in run.suites:
         passed, warned, failed = _counts(s)
@@ -140,10 +140,16 @@ def _history_page(history: list[dict[str, Any]]) -> str:
     return _page("Run history", body)
 
 
+def overall_status(run: RunResult) -> str:
+    """One word for the run, the same in the index page, summary.json, history and the CLI: fail (the exit
+    code says so), warn (no failure, some suite warned), pass."""
+    return "fail" if run.exit_code else ("warn" if any(s.status == "warn" for s in run.suites) else "pass")
+
+
 def summary_dict(run: RunResult, docs_index: str | None) -> dict[str, Any]:
     return {
         "run_id": run.run_id, "started_at": run.started_at, "duration_s": round(run.duration_s, 3),
-        "status": "fail" if run.exit_code else "pass", "exit_code": run.exit_code, "data_docs": docs_index,
+        "status": overall_status(run), "exit_code": run.exit_code, "data_docs": docs_index,
         "suites": [{"name": s.name, "table": s.table, "kind": s.kind, "file": s.file, "status": s.status,
                     "data_docs": s.docs_pages, "page": f"suites/{suite_filename(s.name)}",
                     "expectations": [dataclasses.asdict(o) for o in s.outcomes]} for s in run.suites],
