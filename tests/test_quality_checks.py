@@ -191,7 +191,8 @@ def test_seeded_defect_fails_the_right_expectation(lake, tmp_path: Path, defect:
         assert column_of(sample, "id") == [2, 2] and sorted(column_of(sample, "_seq")) == ["0002", "0003"]
     elif defect == "placeholder":
         assert outcome.description.startswith("no Debezium placeholder values")
-        assert column_of(sample, "id") == [4] and column_of(sample, "_lakecdc_placeholder_columns") == ["name"]
+        assert column_of(sample, "id") == [4] and column_of(sample, "columns with a placeholder") == ["name"]
+        assert not [c for c in sample["columns"] if c.startswith("_lakecdc_")], sample["columns"]
     elif defect == "stale_source":
         assert "latest change at most 86400 s old" in outcome.description and outcome.severity == "warn"
         assert column_of(sample, "table_id") == ["inv.public.customers"]
@@ -199,7 +200,7 @@ def test_seeded_defect_fails_the_right_expectation(lake, tmp_path: Path, defect:
     elif defect == "parse_error":
         assert "parsed into the schema history" in outcome.description
         assert column_of(sample, "version") == [2]
-        assert column_of(sample, "_lakecdc_parse_problem") == [
+        assert column_of(sample, "parse problem") == [
             "unsupported statement: ALTER TABLE customers FROBNICATE x"]
     elif defect == "rejects":
         assert outcome.type == "expect_table_row_count_to_be_between" and outcome.observed == 2
@@ -208,7 +209,7 @@ def test_seeded_defect_fails_the_right_expectation(lake, tmp_path: Path, defect:
     elif defect == "scd2_overlap":
         assert outcome.description.startswith("SCD2 versions")
         assert column_of(sample, "id") == [1]
-        assert column_of(sample, "_lakecdc_scd2_problem")[0].startswith("overlaps the next version starting 2024-01-05")
+        assert column_of(sample, "history problem")[0].startswith("overlaps the next version starting 2024-01-05")
     elif defect == "reconciliation":
         assert outcome.type == "expect_column_pair_values_to_be_equal"
         assert outcome.observed["rows"] == [[3, 2]]

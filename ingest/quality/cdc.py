@@ -21,6 +21,9 @@ PLACEHOLDER_COLUMN = "_lakecdc_placeholder_columns"
 SCD2_COLUMN = "_lakecdc_scd2_problem"
 PARSE_COLUMN = "_lakecdc_parse_problem"
 FAILED_PARSE_STATUSES = ("error", "failed", "failure", "unparsed", "unsupported")
+# what the report calls the derived check columns (a sample shows only the failing check's own one)
+DERIVED_LABELS = {PLACEHOLDER_COLUMN: "columns with a placeholder", SCD2_COLUMN: "history problem",
+                  PARSE_COLUMN: "parse problem"}
 
 
 def _c(name: str) -> Column:

@@ -113,6 +113,18 @@ def _error_outcomes(batch: Batch, message: str) -> list[Outcome]:
                     error=message) for e in specs]
 
 
+def _readable(frame: Any, spec: ExpectationSpec) -> Any:
+    """A sample as analysts read it: lakecdc's derived check columns (cdc.DERIVED_LABELS) dropped but the failing
+    check's own, which is shown under its label."""
+    from ingest.quality.cdc import DERIVED_LABELS
+
+    own = spec.kwargs.get("column")
+    frame = frame.drop(*[c for c in frame.columns if c in DERIVED_LABELS and c != own])
+    if own in DERIVED_LABELS and own in frame.columns:
+        frame = frame.withColumnRenamed(own, DERIVED_LABELS[own])
+    return frame
+
+
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return (lines[0] if lines else type(exc).__name__)[:500]
@@ -199,7 +211,8 @@ class Runner:
             sampler = batch.samplers.get(i)
             frame = sampler() if sampler else offending_frame(df, spec)
             if frame is not None:
-                return sample_rows(frame, self.sample_limit, order_by=batch.order_by or batch.index_columns)
+                return sample_rows(_readable(frame, spec), self.sample_limit,
+                                   order_by=batch.order_by or batch.index_columns)
         except Exception as exc:  # the check itself ran; only the sample failed
             return {"columns": ["sample error"], "rows": [[_first_line(exc)]]}
         values = res.get("partial_unexpected_list") or []
