@@ -67,6 +67,24 @@ def _lag(ms: int | None) -> str:
     return f"{seconds / 86400:.1f}d"
 
 
+def cmd_drop_slot(args: argparse.Namespace, config: ProjectConfig) -> int:
+    """`lakecdc source drop-slot`: what everyone needs who deletes the warehouse to start over while the old
+    slot still holds WAL on the server (or whose slot belongs to another plugin)."""
+    from ingest.connectors import registry
+
+    names = _sources(args, config)
+    if len(names) > 1:
+        raise LakecdcError(f"several sources are configured ({', '.join(names)}): choose one with --source")
+    name = names[0]
+    base_dir = config.path.resolve().parent if config.path else None
+    connector = registry.create(config.source(name), base_dir=base_dir)
+    try:
+        print(f"{name}: {connector.release()}")
+    finally:
+        connector.close()
+    return 0
+
+
 def cmd_status(args: argparse.Namespace, config: ProjectConfig) -> int:
     """Exit 0 when every source is landed, reachable (unless --no-source) and, with --max-lag, within it;
     1 otherwise (for monitoring), with the problems named."""
@@ -143,6 +161,16 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                      help=f"close a micro-batch after S seconds (default {BatchLimits().max_seconds:g})")
     run.add_argument("--quiet", action="store_true", help="no progress display")
     run.set_defaults(func=cmd_run)
+
+    source = sub.add_parser("source", help="act on a source's server side (drop-slot)",
+                            description="Operations on what a source holds on its server.")
+    source_sub = source.add_subparsers(dest="source_command", metavar="ACTION", required=True)
+    drop = source_sub.add_parser("drop-slot", help="drop the source's PostgreSQL replication slot (not in use)",
+                                 description="Drop the replication slot of a PostgreSQL source, e.g. after deleting "
+                                             "the warehouse to start over. A slot in use is refused.")
+    drop.add_argument("--source", help="source name from the configuration (default: the only one)")
+    drop.add_argument("--config", default=argparse.SUPPRESS, help="project configuration file")
+    drop.set_defaults(func=cmd_drop_slot)
 
     status = sub.add_parser("status", help="per source: events landed, last seq, rejects, lag",
                             description="Print, per configured source, what its bronze tables hold: events, "

@@ -4,6 +4,8 @@ SELECT privilege, a missing publication with autocreate disabled, a slot of anot
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from ingest.errors import LakecdcError
@@ -135,3 +137,42 @@ def test_publication_over_tables_without_identity_is_warned(pg_dsn, schema, capl
         assert "WARNING" not in conn.check()
     finally:
         conn.close()
+
+
+def test_source_drop_slot(pg_dsn, schema, tmp_path) -> None:
+    """Issue 20 item 4: `lakecdc source drop-slot` for whoever deletes the warehouse to start over. A slot in
+    use is refused; a missing one is one clear line."""
+    import yaml
+    from psycopg2.extras import LogicalReplicationConnection
+
+    from tests.conftest import run_lakecdc
+    from tests.test_pg_helpers import dsn_params, query
+    from tests.test_pg_stream import psycopg2_connect
+
+    params = dsn_params(pg_dsn)
+    (tmp_path / "lakecdc.yml").write_text(yaml.safe_dump({"sources": {"pg": {
+        "connector": "postgresql", "database.hostname": params["host"], "database.port": params["port"],
+        "database.user": params["user"], "database.dbname": "pgconn_test", "topic.prefix": "pg",
+        "slot.name": "pgconn_prereq"}}}))
+    slots = "SELECT active_pid FROM pg_replication_slots WHERE slot_name = 'pgconn_prereq'"
+    holder = psycopg2_connect(params, LogicalReplicationConnection)
+    try:
+        cur = holder.cursor()
+        cur.create_replication_slot("pgconn_prereq", output_plugin="pgoutput")
+        execute(schema, "CREATE PUBLICATION pgconn_prereq FOR TABLE pgconn_prereq.t")
+        cur.start_replication(slot_name="pgconn_prereq", decode=False,
+                              options={"proto_version": "1", "publication_names": "pgconn_prereq"})
+        busy = run_lakecdc("source", "drop-slot", cwd=tmp_path)
+        assert busy.returncode == 2 and "is in use by another connection" in busy.stderr, busy.stderr
+        assert query(schema, slots)
+    finally:
+        holder.close()
+    deadline = time.monotonic() + 60
+    while query(schema, slots)[0][0] is not None:   # the walsender ends with its connection
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    dropped = run_lakecdc("source", "drop-slot", "--source", "pg", cwd=tmp_path)
+    assert dropped.returncode == 0 and "pg: dropped replication slot pgconn_prereq" in dropped.stdout, dropped.stderr
+    assert query(schema, slots) == []
+    again = run_lakecdc("source", "drop-slot", cwd=tmp_path)
+    assert again.returncode == 2 and "replication slot pgconn_prereq does not exist" in again.stderr

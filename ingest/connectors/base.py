@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from ingest.config import SourceSettings
+from ingest.errors import LakecdcError
 
 if TYPE_CHECKING:  # the batch types live in the bronze contract (ingest.bronze.contract)
     from ingest.bronze.contract import Batch, BatchLimits, ResumeState
@@ -54,6 +55,12 @@ class SourceConnector(ABC):
     @abstractmethod
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         """Yield micro-batches in seq order, starting after `resume`."""
+
+    def release(self) -> str:
+        """`lakecdc source drop-slot`: remove what this source holds on the server (PostgreSQL: its replication
+        slot), so that the next run starts over with a new snapshot; one line saying what was done."""
+        raise LakecdcError(f"{self.connector_name or self.settings.connector}: this source holds nothing on the "
+                           f"server (no replication slot)")
 
     def source_lag(self) -> str | None:
         """One line for `lakecdc status`: how far the committed position is behind the source (connects)."""

@@ -144,6 +144,26 @@ class PostgresConnector(SourceConnector):
         return (f"PostgreSQL {self.props.hostname}:{self.props.port}/{self.props.dbname}: wal_level=logical, "
                 f"{len(tables)} table(s) readable, replication login works; {publication}")
 
+    def release(self) -> str:
+        conn = self._normal()
+        slot = self.props.slot_name
+        info = setup.slot_info(conn, slot)
+        if info is None:
+            raise LakecdcError(f"replication slot {slot} does not exist in {self.props.dbname}")
+        if info["active"]:
+            raise LakecdcError(f"replication slot {slot} is in use by another connection (pid {info['active_pid']}): "
+                               f"stop that reader first")
+        with conn.cursor() as cur:
+            cur.execute("SELECT pg_size_pretty(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)) "
+                        "FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+            retained = cur.fetchone()[0]
+        setup.drop_slot(conn, slot)
+        if setup.slot_info(conn, slot) is not None:  # taken by a reader between the two queries
+            raise LakecdcError(f"replication slot {slot} could not be dropped: a reader took it meanwhile")
+        return (f"dropped replication slot {slot} (it held {retained} of WAL); the next run of this source takes "
+                f"a new snapshot when its bronze is empty, or stops (snapshot.mode=initial) until you choose "
+                f"when_needed or always")
+
     def validate(self) -> None:
         self.check()
         setup.ensure_publication(self._normal(), self.props, [(s, t) for s, t, _ in self.captured_tables()])

@@ -92,7 +92,10 @@ def check_prerequisites(conn: Any, props: PostgresProperties) -> None:
             assert info is not None
             if info["plugin"] != "pgoutput" or info["database"] != props.dbname:
                 raise PrerequisiteError(f"replication slot {props.slot_name} exists for plugin {info['plugin']} "
-                                        f"in database {info['database']}; it must be pgoutput in {props.dbname}")
+                                        f"in database {info['database']}; it must be pgoutput in {props.dbname}: "
+                                        f"choose another slot.name, or drop it (`lakecdc source drop-slot` when "
+                                        f"it is in {props.dbname}; else SELECT pg_drop_replication_slot("
+                                        f"'{props.slot_name}') in {info['database']})")
 
 
 def check_select(conn: Any, props: PostgresProperties, tables: list[tuple[str, str]]) -> None:
