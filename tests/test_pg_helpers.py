@@ -243,3 +243,9 @@ def test_replay_applies_events_in_seq_order() -> None:
               event("3", "c", '{"id":2}', {"id": 2, "v": "b", "w": 1}),
               event("4", "d", '{"id":2}', None)]
     assert replay(events) == {"db.s.t": {'{"id":1}': {"id": 1, "v": "a", "w": 2}}}
+
+
+def psycopg2_connect(params: dict[str, Any], factory: Any) -> Any:
+    """A connection to pgconn_test of class `factory` (e.g. LogicalReplicationConnection), from dsn_params()."""
+    return psycopg2.connect(host=params["host"], port=params["port"], user=params["user"],
+                            password=params["password"], dbname=DB, connection_factory=factory)

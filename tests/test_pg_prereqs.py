@@ -146,8 +146,7 @@ def test_source_drop_slot(pg_dsn, schema, tmp_path) -> None:
     from psycopg2.extras import LogicalReplicationConnection
 
     from tests.conftest import run_lakecdc
-    from tests.test_pg_helpers import dsn_params, query
-    from tests.test_pg_stream import psycopg2_connect
+    from tests.test_pg_helpers import dsn_params, psycopg2_connect, query
 
     params = dsn_params(pg_dsn)
     (tmp_path / "lakecdc.yml").write_text(yaml.safe_dump({"sources": {"pg": {

@@ -504,7 +504,7 @@ def test_a_slot_another_reader_holds_is_not_taken_over(pg_dsn, db) -> None:
 
     from ingest.bronze.contract import ResumeState
     from ingest.errors import LakecdcError
-    from tests.test_pg_helpers import dsn_params
+    from tests.test_pg_helpers import dsn_params, psycopg2_connect
 
     dsn, name, s = db
     execute(dsn, f"CREATE TABLE {s}.t (id int PRIMARY KEY)", f"CREATE PUBLICATION pgconn_{name} FOR TABLE {s}.t")
@@ -528,10 +528,3 @@ def test_a_slot_another_reader_holds_is_not_taken_over(pg_dsn, db) -> None:
         assert query(dsn, holders)[0][0] == pid
     finally:
         holder.close()
-
-
-def psycopg2_connect(params: dict, factory):
-    import psycopg2
-
-    return psycopg2.connect(host=params["host"], port=params["port"], user=params["user"],
-                            password=params["password"], dbname="pgconn_test", connection_factory=factory)

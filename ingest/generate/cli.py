@@ -12,7 +12,7 @@ from ingest.errors import LakecdcError
 def generate(config: ProjectConfig, sources: list[str], models_dir: Path):
     from ingest.engine import start_engine
     from ingest.generate.catalog import captured_tables
-    from ingest.generate.render import WriteResult, keyless_note, model_base, render_source, write_files
+    from ingest.generate.render import WriteResult, keyless_note, model_names, render_source, write_files
 
     spark = start_engine(config.engine).spark
     result = WriteResult([], [], [])
@@ -21,7 +21,7 @@ def generate(config: ProjectConfig, sources: list[str], models_dir: Path):
         if not tables:
             raise LakecdcError(f"generate: source {source!r} has no captured tables in bronze yet (run ingest first)")
         write_files(render_source(source, tables, models_dir), result)
-        result.notes += [keyless_note(t, model_base(t, set())) for t in tables if not t.keys]
+        result.notes += [keyless_note(t, base) for t, base in model_names(tables) if not t.keys]
     return result
 
 

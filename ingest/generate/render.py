@@ -181,9 +181,8 @@ def write_files(files: dict[Path, str], result: WriteResult) -> None:
         result.written.append(path)
 
 
-def render_source(source: str, tables: list[CapturedTable], models_dir: Path) -> dict[Path, str]:
-    """All files for one source: staging views, silver current and history models, YAML."""
-    files: dict[Path, str] = {}
+def model_names(tables: list[CapturedTable]) -> list[tuple[CapturedTable, str]]:
+    """Each table with its model base name (model_base, unique within the source)."""
     taken: set[str] = set()
     shorts = [t.table_id.split(".")[-1] for t in tables]
     duplicated = {s for s in shorts if shorts.count(s) > 1}
@@ -192,6 +191,14 @@ def render_source(source: str, tables: list[CapturedTable], models_dir: Path) ->
         base = model_base(table, duplicated | taken)
         taken.add(base)
         named.append((table, base))
+    return named
+
+
+def render_source(source: str, tables: list[CapturedTable], models_dir: Path) -> dict[Path, str]:
+    """All files for one source: staging views, silver current and history models, YAML."""
+    files: dict[Path, str] = {}
+    named = model_names(tables)
+    for table, base in named:
         files[models_dir / "staging" / source / f"stg_{base}.sql"] = staging_sql(table)
         if not table.keys:
             files[models_dir / "silver" / source / f"{base}_changelog.sql"] = changelog_sql(table, base)
