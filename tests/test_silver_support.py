@@ -129,7 +129,7 @@ def make_project(tmp: Path, warehouse: Path) -> Path:
         "name: lakecdc_test\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\n"
         f"macro-paths: ['{ROOT / 'macros'}']\ntest-paths: ['{ROOT / 'dbt_tests'}']\n"
         f"vars:\n  lakecdc_warehouse: '{warehouse}'\n"
-        "models:\n  lakecdc_test:\n    +file_format: \"{{ var('lakecdc_table_format', 'delta') }}\"\n")
+        "models:\n  lakecdc_test:\n    +file_format: delta\n")
     return proj
 
 
