@@ -20,7 +20,7 @@ test: $(STAMP)
 	scripts/services.sh install
 	scripts/services.sh up
 	set -a; eval "$$(scripts/services.sh env)"; set +a; \
-	CI=$${CI:-1} $(PY) -m pytest tests; rc=$$?; scripts/services.sh down; exit $$rc
+	CI=$${CI:-1} $(PY) -m pytest tests --durations=40; rc=$$?; scripts/services.sh down; exit $$rc
 
 # Only the differential suite against the real Debezium 3.6.3 (docs/conformance.md; part of `make test`).
 test-conformance: $(STAMP)

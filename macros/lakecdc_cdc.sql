@@ -19,14 +19,11 @@
   {{ return(api.Relation.create(schema=schema, identifier='lakecdc_state', type='table')) }}
 {%- endmacro %}
 
+{#- Parquet tables are built in full every time (lakecdc_require_delta): no watermarks to keep. -#}
 {% macro lakecdc_ensure_state(state) %}
-  {%- call statement('lakecdc_state_ddl') -%}
-    create table if not exists {{ state }} (model string, batch_id bigint, updated_at timestamp)
-    using delta
-    {%- if not var('lakecdc_managed_tables', false) %}
-    location '{{ var("lakecdc_warehouse") }}/{{ state.schema }}/{{ state.identifier }}'
-    {%- endif %}
-  {%- endcall -%}
+  {%- if lakecdc_table_format() == 'delta' -%}
+    {%- do lakecdc_create_table_if_missing(state, 'model string, batch_id bigint, updated_at timestamp', 'lakecdc_state_ddl') -%}
+  {%- endif -%}
 {% endmacro %}
 
 {% macro lakecdc_read_watermark(state, relation) %}
@@ -36,6 +33,7 @@
 {% endmacro %}
 
 {% macro lakecdc_write_watermark(state, relation, batch_id) %}
+  {%- if lakecdc_table_format() != 'delta' -%}{{ return(none) }}{%- endif -%}
   {%- call statement('lakecdc_state_write') -%}
     merge into {{ state }} t
     using (select {{ lakecdc_lit(relation | string) }} as model, cast({{ batch_id }} as bigint) as batch_id,
@@ -47,7 +45,7 @@
 {% endmacro %}
 
 {#- What the staging rows after `watermark` hold: (row count, max batch, truncate in them?) and all
-    truncate seqs of the table (few) in ascending order. -#}
+    truncate seqs of the table (few) in ascending order. `staging_sql`: lakecdc_staging_meta's. -#}
 {% macro lakecdc_new_rows(staging_sql, watermark) %}
   {%- set row = run_query("select count(*), max(_batch_id), max(case when _op = 't' then 1 else 0 end) from ("
                           ~ staging_sql ~ ") __n where _batch_id > " ~ watermark).rows[0] -%}
@@ -56,7 +54,9 @@
   {%- set carry = run_query("select 1 from (" ~ staging_sql ~ ") __c where _batch_id > " ~ watermark
                             ~ " and _op = 'c' and _lsn is not null and size(_unavailable) > 0 limit 1").rows -%}
   {%- set truncs = [] -%}
-  {%- for r in run_query("select _seq, max(cast(_source_ts as string)) from (" ~ staging_sql
+  {#- the instant as a number: a timestamp written as text and read back moves by the session time zone's offset
+      in the hour a DST change repeats -#}
+  {%- for r in run_query("select _seq, max(unix_micros(_source_ts)) from (" ~ staging_sql
                          ~ ") __t where _op = 't' group by _seq order by _seq").rows -%}
     {%- do truncs.append([r[0], r[1]]) -%}
   {%- endfor -%}
@@ -78,16 +78,17 @@
 
 {#- The events to (re)compute: every non-truncate event of the keys touched after the watermark. With
     `carry` (new rows hold a create with unavailable values, see lakecdc_carry_over), also every event of the
-    keys of all primary-key changes whose create lacked a value, and those values carried over. -#}
-{% macro lakecdc_touched_events(spec, staging_sql, watermark, all_keys, target, carry=false) -%}
+    keys of all primary-key changes whose create lacked a value, and those values carried over. `meta_sql`: the
+    staging rows without values (lakecdc_staging_meta), for the subqueries that pick the keys. -#}
+{% macro lakecdc_touched_events(spec, staging_sql, meta_sql, watermark, all_keys, target, carry=false) -%}
   {%- set events -%}
   select * from ({{ staging_sql }}) __e
   where _op <> 't'
   {%- if not all_keys %}
-    and (_key_json in (select _key_json from ({{ staging_sql }}) __n where _batch_id > {{ watermark }} and _op <> 't')
+    and (_key_json in (select _key_json from ({{ meta_sql }}) __n where _batch_id > {{ watermark }} and _op <> 't')
     {%- if carry %}
-         or _key_json in (select _key_json from ({{ staging_sql }}) __k where _lsn in (
-               select _lsn from ({{ staging_sql }}) __c where _op = 'c' and size(_unavailable) > 0))
+         or _key_json in (select _key_json from ({{ meta_sql }}) __k where _lsn in (
+               select _lsn from ({{ meta_sql }}) __c where _op = 'c' and size(_unavailable) > 0))
     {%- endif %})
   {%- endif %}
   {%- endset -%}
@@ -169,12 +170,12 @@
   {{ return(work) }}
 {%- endmacro %}
 
-{#- SQL: the first truncate after `seq_expr` (or null) from the ascending list `truncs` of [seq, source ts]:
+{#- SQL: the first truncate after `seq_expr` (or null) from the ascending list `truncs` of [seq, source ts in µs]:
     its seq (what='seq') or its source timestamp (what='ts'). -#}
 {% macro lakecdc_next_truncate(seq_expr, truncs, what) -%}
   {%- if truncs -%}
   case {% for t in truncs %}when {{ seq_expr }} < {{ lakecdc_lit(t[0]) }} then
-    {%- if what == 'seq' %} {{ lakecdc_lit(t[0]) }}{% else %} cast({{ lakecdc_lit(t[1]) if t[1] else 'null' }} as timestamp){% endif %} {% endfor %}end
+    {%- if what == 'seq' %} {{ lakecdc_lit(t[0]) }}{% elif t[1] is none %} cast(null as timestamp){% else %} timestamp_micros({{ t[1] | int }}){% endif %} {% endfor %}end
   {%- elif what == 'seq' -%}cast(null as string)
   {%- else -%}cast(null as timestamp){%- endif -%}
 {%- endmacro %}
@@ -229,17 +230,7 @@
   {%- set work_schema = var('lakecdc_work_schema', 'lakecdc_work') -%}
   {%- set work = api.Relation.create(schema=work_schema, identifier=identifier, type='table') -%}
   {%- call statement('lakecdc_work_schema') -%}create schema if not exists {{ work_schema }}{%- endcall -%}
-  {%- call statement('lakecdc_stage') -%}
-    create or replace table {{ work }}
-    using delta
-    {%- if var('lakecdc_engine', 'sail') == 'sail' %}
-    options (overwriteSchema 'true')
-    {%- endif %}
-    {%- if not var('lakecdc_managed_tables', false) %}
-    location '{{ var("lakecdc_warehouse") }}/{{ work_schema }}/{{ work.identifier }}'
-    {%- endif %}
-    as {{ select_sql }}
-  {%- endcall -%}
+  {%- do lakecdc_replace_table(work, select_sql, 'lakecdc_stage', lakecdc_location(work)) -%}
   {{ return(work) }}
 {% endmacro %}
 
@@ -273,7 +264,8 @@
   {{ run_hooks(pre_hooks) }}
   {%- do lakecdc_ensure_state(state) -%}
   {%- set watermark = -1 if full else lakecdc_read_watermark(state, target) -%}
-  {%- set new = lakecdc_new_rows(sql, watermark) -%}
+  {%- set meta = lakecdc_staging_meta(config.get('lakecdc_source'), config.get('lakecdc_table_id'), spec) -%}
+  {%- set new = lakecdc_new_rows(meta, watermark) -%}
   {%- set truncs = new['truncates'] -%}
   {%- set columns = spec['keys'] + spec['columns'] + lakecdc_meta_columns(soft) -%}
   {%- set missing_added = [] if full else lakecdc_missing_added(target, spec) -%}
@@ -282,7 +274,7 @@
     {{ log("lakecdc: " ~ target ~ " is up to date (no bronze rows after batch " ~ watermark ~ ")", info=true) }}
     {%- call statement('main') -%}select 1 as up_to_date{%- endcall -%}
   {%- else -%}
-    {%- set events_sql = lakecdc_touched_events(spec, sql, watermark, full or new['has_truncate'] or watermark < 0
+    {%- set events_sql = lakecdc_touched_events(spec, sql, meta, watermark, full or new['has_truncate'] or watermark < 0
                                                 or (missing_added | selectattr('default_added') | list),
                                                 target, new['key_change_toast']) -%}
     {%- set changes = lakecdc_current_changes(spec, events_sql, truncs) -%}
@@ -292,8 +284,9 @@
         from ({{ changes }}) __c
         {%- if not soft %} where not __deleted{% endif %}
       {%- endset -%}
-      {%- call statement('main') -%}{{ lakecdc_create_or_replace(target, select_sql) }}{%- endcall -%}
+      {%- do lakecdc_replace_table(target, select_sql, 'main', location_clause()) -%}
     {%- else -%}
+      {%- do lakecdc_require_delta(target) -%}
       {%- do lakecdc_evolve_schema(target, columns, spec['renames']) -%}
       {%- set value_cols = spec['columns'] | map(attribute='name') | list + ['_op', '_seq', '_source_ts'] -%}
       {%- set insert_cols = spec['keys'] | map(attribute='name') | list + value_cols -%}
@@ -385,7 +378,8 @@
   {{ run_hooks(pre_hooks) }}
   {%- do lakecdc_ensure_state(state) -%}
   {%- set watermark = -1 if full else lakecdc_read_watermark(state, target) -%}
-  {%- set new = lakecdc_new_rows(sql, watermark) -%}
+  {%- set meta = lakecdc_staging_meta(config.get('lakecdc_source'), config.get('lakecdc_table_id'), spec) -%}
+  {%- set new = lakecdc_new_rows(meta, watermark) -%}
   {%- set truncs = new['truncates'] -%}
   {%- set hist_cols = [{'name': 'valid_from', 'type': 'timestamp'}, {'name': 'valid_to', 'type': 'timestamp'},
                        {'name': 'valid_from_seq', 'type': 'string'}, {'name': 'valid_to_seq', 'type': 'string'},
@@ -397,7 +391,7 @@
     {{ log("lakecdc: " ~ target ~ " is up to date (no bronze rows after batch " ~ watermark ~ ")", info=true) }}
     {%- call statement('main') -%}select 1 as up_to_date{%- endcall -%}
   {%- else -%}
-    {%- set events_sql = lakecdc_touched_events(spec, sql, watermark, full or new['has_truncate'] or watermark < 0
+    {%- set events_sql = lakecdc_touched_events(spec, sql, meta, watermark, full or new['has_truncate'] or watermark < 0
                                                 or (missing_added | selectattr('default_added') | list),
                                                 target, new['key_change_toast']) -%}
     {%- set versions = lakecdc_history_versions(spec, events_sql, truncs) -%}
@@ -406,8 +400,9 @@
         select {% for c in columns %}{{ lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
         from ({{ versions }}) __v
       {%- endset -%}
-      {%- call statement('main') -%}{{ lakecdc_create_or_replace(target, select_sql) }}{%- endcall -%}
+      {%- do lakecdc_replace_table(target, select_sql, 'main', location_clause()) -%}
     {%- else -%}
+      {%- do lakecdc_require_delta(target) -%}
       {%- do lakecdc_evolve_schema(target, columns, spec['renames']) -%}
       {%- set names = columns | map(attribute='name') | list -%}
       {%- set work = lakecdc_stage_changes(target, versions) -%}

@@ -23,20 +23,6 @@
   {{ return(out) }}
 {% endmacro %}
 
-{% macro lakecdc_create_or_replace(relation, select_sql) -%}
-  {{ return(adapter.dispatch('lakecdc_create_or_replace')(relation, select_sql)) }}
-{%- endmacro %}
-
-{% macro default__lakecdc_create_or_replace(relation, select_sql) -%}
-  create or replace table {{ relation }}
-  using delta
-  {%- if var('lakecdc_engine', 'sail') == 'sail' %}
-  options (overwriteSchema 'true')
-  {%- endif %}
-  {{ location_clause() }}
-  as {{ select_sql }}
-{%- endmacro %}
-
 {% macro lakecdc_evolve_schema(relation, desired, renames={}) %}
   {%- set existing = lakecdc_table_columns(relation) -%}
   {%- set have = {} -%}
@@ -79,7 +65,7 @@
       from {{ relation }}
     {%- endset -%}
     {{ log("lakecdc: rewriting " ~ relation ~ " (widened " ~ widened ~ ", renamed " ~ renamed ~ ")", info=true) }}
-    {%- call statement('lakecdc_widen') -%}{{ lakecdc_create_or_replace(relation, select_sql) }}{%- endcall -%}
+    {%- do lakecdc_replace_table(relation, select_sql, 'lakecdc_widen', location_clause()) -%}
   {%- elif missing -%}
     {{ log("lakecdc: adding columns " ~ (missing | map(attribute='name') | list) ~ " to " ~ relation, info=true) }}
     {%- call statement('lakecdc_add_columns') -%}{{ lakecdc_add_columns(relation, missing) }}{%- endcall -%}

@@ -134,15 +134,16 @@
   {%- elif name == 'io.debezium.time.MicroTimestamp' -%}
     timestamp_micros(cast({{ raw }} as bigint))
   {%- elif name == 'io.debezium.time.NanoTimestamp' -%}
-    timestamp_micros(cast({{ raw }} as bigint) div 1000)
+    {#- floor, not truncation: 1 ns before 1970 is 1969-12-31 23:59:59.999999 -#}
+    timestamp_micros(transform(array(cast({{ raw }} as bigint)), n -> (n - pmod(n, 1000)) div 1000)[0])
   {%- elif name == 'io.debezium.time.ZonedTimestamp' -%}
     to_timestamp({{ raw }})
   {%- elif name in ('io.debezium.time.Time', 'org.apache.kafka.connect.data.Time') -%}
-    date_format(timestamp_millis(cast({{ raw }} as bigint)), 'HH:mm:ss.SSS')
+    {{ lakecdc_time_text(raw, 3) }}
   {%- elif name == 'io.debezium.time.MicroTime' -%}
-    date_format(timestamp_micros(cast({{ raw }} as bigint)), 'HH:mm:ss.SSSSSS')
+    {{ lakecdc_time_text(raw, 6) }}
   {%- elif name == 'io.debezium.time.NanoTime' -%}
-    date_format(timestamp_micros(cast({{ raw }} as bigint) div 1000), 'HH:mm:ss.SSSSSS')
+    {{ lakecdc_time_text(raw, 9) }}
   {%- elif name == 'org.apache.kafka.connect.data.Decimal' -%}
     {%- set target = lakecdc_decimal_type(params) -%}
     {%- if t != 'bytes' -%}cast({{ raw }} as {{ target }})
@@ -176,10 +177,22 @@
   {%- elif t == 'array' -%}
     transform(from_json({{ raw }}, 'array<string>'), x -> {{ lakecdc_decode('x', f.get('items')) }})
   {%- elif t == 'map' -%}
-    transform_values(from_json({{ raw }}, 'map<string,string>'), (k, v) -> {{ lakecdc_decode('v', f.get('values')) }})
+    {#- not transform_values: Sail 0.7 lacks it -#}
+    map_from_entries(transform(map_entries(from_json({{ raw }}, 'map<string,string>')),
+                               e -> struct(e.key as k, {{ lakecdc_decode('e.value', f.get('values')) }} as v)))
   {%- else -%}
     {{ raw }}
   {%- endif -%}
+{%- endmacro %}
+
+{#- A time of day (or a MySQL TIME duration: negative, or 24 hours and more) from its count of milli-, micro- or
+    nanoseconds (`digits` 3, 6, 9) as [-]HH:MM:SS.fraction with every digit of the unit. Arithmetic, not
+    date_format of a timestamp: that formats in the session time zone and wraps at 24 hours. -#}
+{% macro lakecdc_time_text(raw, digits) -%}
+  {%- set unit = 10 ** digits -%}
+  transform(array(cast({{ raw }} as bigint)), t -> case when t is not null then format_string(
+    '%s%02d:%02d:%02d.%0{{ digits }}d', case when t < 0 then '-' else '' end, abs(t) div {{ unit * 3600 }},
+    abs(t) div {{ unit * 60 }} % 60, abs(t) div {{ unit }} % 60, abs(t) % {{ unit }}) end)[0]
 {%- endmacro %}
 
 {#- Connect float schema types: Kafka's JsonConverter writes "float" / "double", older bronze "float32" / "float64" -#}

@@ -72,3 +72,16 @@ def run_lakecdc(*args: str, cwd: Path | None = None, env: dict[str, str] | None 
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "ingest.cli", *args], cwd=cwd or ROOT, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def apache_spark(tmp_path_factory: pytest.TempPathFactory):
+    """Apache Spark (pyspark's own jars, a Spark Connect server in local mode) for the engine-differential lane
+    (tests/apache_spark.py); one JVM for the whole run, started when a test first asks for it."""
+    from tests.apache_spark import ApacheSpark
+
+    spark = ApacheSpark(tmp_path_factory.mktemp("apache-spark"))
+    try:
+        yield spark
+    finally:
+        spark.stop()

@@ -1,11 +1,13 @@
 """`lakecdc quality` on real Delta tables through the engine: a clean lakehouse passes, and each seeded
-defect fails exactly the expectation that guards against it, with the offending rows in the report."""
+defect fails exactly the expectation that guards against it, with the offending rows in the report. Each
+scenario also runs on Apache Spark (the engine-differential lane, tests/apache_spark.py) with the same outcomes."""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -136,7 +138,31 @@ def lake(tmp_path_factory):
     engine.stop()
 
 
-def scenario(lake, tmp_path: Path, defect: str | None) -> tuple[RunResult, Path]:
+def without_age(observed: Any) -> Any:
+    """Freshness's age_seconds is measured against the clock when the check runs: not compared."""
+    if isinstance(observed, dict) and "age_seconds" in observed.get("columns", []):
+        i = observed["columns"].index("age_seconds")
+        return {**observed, "rows": [[*row[:i], None, *row[i + 1:]] for row in observed["rows"]]}
+    return observed
+
+
+def outcome_facts(result: RunResult) -> dict[tuple, tuple]:
+    """What a quality run found, per expectation: success, counts, observed value, error, offending rows."""
+    facts = {}
+    for suite in result.suites:
+        for o in suite.outcomes:
+            sample = None if o.sample is None else without_age(o.sample)
+            sample = None if sample is None else (sample["columns"], sorted(map(repr, sample["rows"])))
+            key = (o.suite, o.batch, o.type, json.dumps(o.kwargs, sort_keys=True, default=str))
+            facts[key] = (o.success, o.element_count, o.unexpected_count, o.unexpected_percent,
+                          repr(without_age(o.observed)), o.error, sample)
+    return facts
+
+
+def scenario(lake, tmp_path: Path, defect: str | None, apache_spark=None) -> tuple[RunResult, Path]:
+    """One seeded lakehouse checked on the embedded engine; with `apache_spark`, also checked there from the
+    Parquet files of the same tables (the engine-differential lane): the same outcomes, counts and offending
+    rows, or the test fails."""
     engine, warehouse = lake
     suffix = f"_{defect or 'clean'}"
     schemas = seed_lakehouse(engine.spark, warehouse, suffix, defect)
@@ -144,11 +170,20 @@ def scenario(lake, tmp_path: Path, defect: str | None) -> tuple[RunResult, Path]
     write_project(exp_dir, schemas)
     run = run_quality(config_for(warehouse), generate=True, output=tmp_path / "reports",
                       expectations_dir=exp_dir, spark=engine.spark)
+    if apache_spark is not None:
+        for schema in schemas.values():
+            apache_spark.hand_over_schema(warehouse, schema)
+        other = run_quality(config_for(warehouse), output=tmp_path / "reports-spark", expectations_dir=exp_dir,
+                            spark=apache_spark.spark).result
+        want, got = outcome_facts(run.result), outcome_facts(other)
+        assert set(got) == set(want), f"expectations differ between the engines: {set(got) ^ set(want)}"
+        diffs = [f"{k}: embedded {want[k]} != Apache Spark {got[k]}" for k in want if want[k] != got[k]]
+        assert not diffs, "the engines' quality outcomes differ:\n" + "\n".join(diffs)
     return run.result, tmp_path / "reports"
 
 
-def test_clean_lakehouse_passes_and_suites_are_generated(lake, tmp_path: Path):
-    result, reports = scenario(lake, tmp_path, None)
+def test_clean_lakehouse_passes_and_suites_are_generated(lake, tmp_path: Path, apache_spark):
+    result, reports = scenario(lake, tmp_path, None, apache_spark)
     assert failures(result) == {}
     assert result.exit_code == 0
     names = [s.name for s in result.suites]
@@ -175,8 +210,8 @@ def test_clean_lakehouse_passes_and_suites_are_generated(lake, tmp_path: Path):
 
 
 @pytest.mark.parametrize("defect", DEFECTS)
-def test_seeded_defect_fails_the_right_expectation(lake, tmp_path: Path, defect: str):
-    result, reports = scenario(lake, tmp_path, defect)
+def test_seeded_defect_fails_the_right_expectation(lake, tmp_path: Path, defect: str, apache_spark):
+    result, reports = scenario(lake, tmp_path, defect, apache_spark)
     failed = failures(result)
     suite = {"duplicate_key": "silver_duplicate_key.inv_customers", "placeholder": "silver_placeholder.inv_customers",
              "scd2_overlap": "silver_scd2_overlap.inv_customers_history",

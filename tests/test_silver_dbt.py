@@ -42,29 +42,32 @@ def _rows(spark, table: str, order: str = "id") -> list[dict]:
     return [r.asDict() for r in spark.sql(f"SELECT * FROM {table} ORDER BY {order}").collect()]
 
 
+SEMANTIC_COLUMNS = [
+    ("id", INT32), ("born", DATE), ("at", MICRO_TS), ("zoned", ZONED_TS),
+    ("nano", {"type": "int64", "name": "io.debezium.time.NanoTimestamp"}),
+    ("t", {"type": "int64", "name": "io.debezium.time.MicroTime"}),
+    ("price", decimal_field(20, 4)),
+    ("vsd", {"type": "struct", "name": "io.debezium.data.VariableScaleDecimal",
+             "fields": [{"type": "int32", "field": "scale"}, {"type": "bytes", "field": "value"}]}),
+    ("doc", {"type": "string", "name": "io.debezium.data.Json"}),
+    ("big", INT64), ("ratio", {"type": "float64"}), ("ok", {"type": "boolean"}),
+    ("tags", {"type": "array", "items": {"type": "string"}}),
+    ("days", {"type": "array", "items": DATE}),
+    ("raw", {"type": "bytes"}),
+    ("pt", {"type": "struct", "name": "io.debezium.data.geometry.Point",
+            "fields": [{"type": "float64", "field": "x"}, {"type": "float64", "field": "y"}]})]
+SEMANTIC_AFTER = {"id": 1, "born": 19723, "at": 1_718_000_000_123_456, "zoned": "2024-06-10T06:13:20.5+02:00",
+                  "nano": 1_718_000_000_123_456_789, "t": 45_296_000_001,
+                  "price": encode_decimal(Decimal("-123456789012.3456"), 4),
+                  "vsd": {"scale": 3, "value": encode_decimal(Decimal("-1.5"), 3)},
+                  "doc": '{"a": [1, 2]}', "big": 9_007_199_254_740_993, "ratio": 0.25, "ok": True,
+                  "tags": ["x", "y"], "days": [0, 1], "raw": base64.b64encode(b"\x00\xff").decode(),
+                  "pt": {"x": 1.5, "y": -2.0}}
+
+
 def test_semantic_types_are_decoded(engine, warehouse: Path, tmp_path: Path):
-    cols = [("id", INT32), ("born", DATE), ("at", MICRO_TS), ("zoned", ZONED_TS),
-            ("nano", {"type": "int64", "name": "io.debezium.time.NanoTimestamp"}),
-            ("t", {"type": "int64", "name": "io.debezium.time.MicroTime"}),
-            ("price", decimal_field(20, 4)),
-            ("vsd", {"type": "struct", "name": "io.debezium.data.VariableScaleDecimal",
-                     "fields": [{"type": "int32", "field": "scale"}, {"type": "bytes", "field": "value"}]}),
-            ("doc", {"type": "string", "name": "io.debezium.data.Json"}),
-            ("big", INT64), ("ratio", {"type": "float64"}), ("ok", {"type": "boolean"}),
-            ("tags", {"type": "array", "items": {"type": "string"}}),
-            ("days", {"type": "array", "items": DATE}),
-            ("raw", {"type": "bytes"}),
-            ("pt", {"type": "struct", "name": "io.debezium.data.geometry.Point",
-                    "fields": [{"type": "float64", "field": "x"}, {"type": "float64", "field": "y"}]})]
     bronze = Bronze(engine.spark, warehouse)
-    after = {"id": 1, "born": 19723, "at": 1_718_000_000_123_456, "zoned": "2024-06-10T06:13:20.5+02:00",
-             "nano": 1_718_000_000_123_456_789, "t": 45_296_000_001,
-             "price": encode_decimal(Decimal("-123456789012.3456"), 4),
-             "vsd": {"scale": 3, "value": encode_decimal(Decimal("-1.5"), 3)},
-             "doc": '{"a": [1, 2]}', "big": 9_007_199_254_740_993, "ratio": 0.25, "ok": True,
-             "tags": ["x", "y"], "days": [0, 1], "raw": base64.b64encode(b"\x00\xff").decode(),
-             "pt": {"x": 1.5, "y": -2.0}}
-    bronze.land([bronze.event(T, "c", {"id": 1}, None, after, KEYS, cols)])
+    bronze.land([bronze.event(T, "c", {"id": 1}, None, SEMANTIC_AFTER, KEYS, SEMANTIC_COLUMNS)])
     project = make_project(tmp_path, warehouse)
     _generate(engine.spark, project)
     run_dbt(engine, project, "build")

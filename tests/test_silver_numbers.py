@@ -92,10 +92,10 @@ MAX38 = 10**38 - 1
 BIG_EDGES = [-(2**63), 2**63 - 1, 0, -1, 2**53 + 1]
 
 
-def build_rows(seed: int) -> list[dict]:
+def build_rows(seed: int, n: int = N_ROWS) -> list[dict]:
     rng = random.Random(seed)
     rows = []
-    for i in range(1, N_ROWS + 1):
+    for i in range(1, n + 1):
         arr = None if i % 7 == 0 else [None if rng.random() < 0.1 else random_double(rng)
                                        for _ in range(rng.randint(0, 4))]
         vsd = VSD_EDGES[i % len(VSD_EDGES)]

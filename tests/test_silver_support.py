@@ -129,7 +129,7 @@ def make_project(tmp: Path, warehouse: Path) -> Path:
         "name: lakecdc_test\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\n"
         f"macro-paths: ['{ROOT / 'macros'}']\ntest-paths: ['{ROOT / 'dbt_tests'}']\n"
         f"vars:\n  lakecdc_warehouse: '{warehouse}'\n"
-        "models:\n  lakecdc_test:\n    +file_format: delta\n")
+        "models:\n  lakecdc_test:\n    +file_format: \"{{ var('lakecdc_table_format', 'delta') }}\"\n")
     return proj
 
 
@@ -137,10 +137,18 @@ def run_dbt(engine, project: Path, *args: str) -> None:
     """dbt in this process against the test's engine; raises with dbt's output on failure."""
     from dbt.cli.main import dbtRunner
 
-    os.environ["SPARK_REMOTE"] = engine.remote_url
-    os.environ["LAKECDC_WAREHOUSE"] = str(engine.settings.warehouse)
-    result = dbtRunner().invoke([*args, "--project-dir", str(project), "--profiles-dir", str(project),
-                                 "--log-path", str(project / "logs"), "--target-path", str(project / "target")])
+    overrides = {"SPARK_REMOTE": engine.remote_url, "LAKECDC_WAREHOUSE": str(engine.settings.warehouse)}
+    saved = {name: os.environ.get(name) for name in overrides}
+    os.environ.update(overrides)
+    try:  # restored afterwards: later tests (and their subprocesses) must not inherit this test's warehouse
+        result = dbtRunner().invoke([*args, "--project-dir", str(project), "--profiles-dir", str(project),
+                                     "--log-path", str(project / "logs"), "--target-path", str(project / "target")])
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     if not result.success:
         log = (project / "logs" / "dbt.log").read_text()[-6000:] if (project / "logs" / "dbt.log").exists() else ""
         raise AssertionError(f"dbt {' '.join(args)} failed: {result.exception}\n{log}")

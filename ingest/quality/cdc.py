@@ -79,7 +79,9 @@ def add_scd2_check(df: DataFrame, key: list[str], check: dict[str, Any]) -> tupl
     problem = (
         F.when(vt.isNotNull() & (vt < vf), F.lit("valid_to is before valid_from"))
         .when(nxt.isNotNull() & (vt.isNull() | (nxt < vt)),
-              F.concat(F.lit("overlaps the next version starting "), nxt.cast("string")))
+              # in UTC whatever the session's time zone (a plain cast writes the session's local time)
+              F.concat(F.lit("overlaps the next version starting "),
+                       F.to_utc_timestamp(nxt, F.current_timezone()).cast("string"), F.lit(" UTC")))
         .when(nxt.isNotNull() & F.coalesce(cur, F.lit(False)), F.lit("is_current but not the latest version"))
     )
     df = df.withColumn(SCD2_COLUMN, problem)

@@ -1,0 +1,54 @@
+"""The engine-differential lane on real captures (issue 21, docs/engine.md): the type tables of the conformance
+workloads (every row of every type, snapshot and streaming, captured by lakecdc from the real PostgreSQL and
+MariaDB) built into silver current state on the embedded engine and on Apache Spark, compared value for value.
+
+Two runs per connector, chosen so that between them each decoding path of the handling modes is taken:
+PostgreSQL pga (precise decimals, adaptive times, bytes, hstore as a map) and pgc (decimals as strings, Connect
+times, hex); MariaDB my_a (precise decimals, microsecond times, bytes) and my_b (decimals as doubles, Connect
+times, base64, unsigned bigint as decimal)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ingest.config import EngineSettings
+from ingest.engine import start_engine
+from ingest.generate.catalog import captured_tables
+from ingest.generate.render import WriteResult, render_source, write_files
+from tests.apache_spark import ApacheSpark, assert_same_tables
+from tests.conformance.capture import Captured
+from tests.test_silver_support import make_project, run_dbt
+
+pytestmark = pytest.mark.integration
+
+
+def same_type_silver(captured: Captured, runs: tuple[str, ...], apache_spark: ApacheSpark, tmp_path: Path) -> int:
+    warehouse = captured.lakecdc.warehouse
+    project = make_project(tmp_path, warehouse)
+    engine = start_engine(EngineSettings(profile="local", warehouse=warehouse), reuse=False)
+    try:
+        models = []
+        for run in runs:
+            tables = [t for t in captured_tables(engine.spark, run) if t.table_id.endswith(".types")]
+            assert tables, f"no type table captured in run {run}"
+            write_files(render_source(run, tables, project / "models"), WriteResult([], [], []))
+            models += [f"{run}__types"]
+        select = ["--select", *models]
+        run_dbt(engine, project, "run", *select)
+    finally:
+        engine.stop()
+    apache_spark.reset()
+    apache_spark.hand_over_schema(warehouse, "bronze")
+    apache_spark.hand_over_schema(warehouse, "silver", as_schema="sail_silver")
+    apache_spark.dbt(project, "run", "--threads", "2", *select)
+    return assert_same_tables(apache_spark.spark, [(f"sail_silver.{m}", f"silver.{m}") for m in models])
+
+
+def test_postgresql_type_tables_alike(pg_captured: Captured, apache_spark: ApacheSpark, tmp_path: Path) -> None:
+    assert same_type_silver(pg_captured, ("pga", "pgc"), apache_spark, tmp_path) > 0
+
+
+def test_mariadb_type_tables_alike(mariadb_captured: Captured, apache_spark: ApacheSpark, tmp_path: Path) -> None:
+    assert same_type_silver(mariadb_captured, ("my_a", "my_b"), apache_spark, tmp_path) > 0
