@@ -131,6 +131,9 @@ class ApacheSpark:
         self.spark.sql(f"drop table if exists {table}")
         if files:
             self.spark.sql(f"create table {table} using parquet location '{target}'")
+            if any("=" in rel.split("/")[0] for rel in files):
+                # a partitioned table lists only the partitions its catalog knows: none yet
+                self.spark.sql(f"alter table {table} recover partitions")
         else:  # an empty table has no files to take the schema from
             sail_schema = _delta_schema_ddl(delta_path)
             self.spark.sql(f"create table {table} ({sail_schema}) using parquet location '{target}'")

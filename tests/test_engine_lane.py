@@ -36,6 +36,11 @@ def generate(spark, project: Path, source: str) -> None:
     write_files(render_source(source, captured_tables(spark, source), project / "models"), WriteResult([], [], []))
 
 
+# the history (SCD2) logic is compared on the change streams; on the wide type and number tables only the
+# current state is built (Sail plans the 40-column decoding in ~14 s per model)
+NOT_BUILT = ("--exclude", "types__edges_history", "types__items_history", "num__measures_history")
+
+
 def same_silver_on_apache_spark(apache_spark: ApacheSpark, warehouse: Path, project: Path) -> int:
     """Bronze and the embedded engine's silver handed to Apache Spark, the models built there, every silver
     table compared; returns the number of rows compared."""
@@ -45,7 +50,7 @@ def same_silver_on_apache_spark(apache_spark: ApacheSpark, warehouse: Path, proj
             if n != "lakecdc_state"]
     assert sail, "the embedded engine built no silver table"
     # the data tests are the same SQL, and their results are not silver
-    apache_spark.dbt(project, "run", "--threads", "2")
+    apache_spark.dbt(project, "run", "--threads", "2", *NOT_BUILT)
     built = {r[1] for r in apache_spark.spark.sql("show tables in silver").collect()} - {"lakecdc_state"}
     assert built == set(sail), f"tables differ: Apache Spark {sorted(built)}, embedded engine {sorted(sail)}"
     return assert_same_tables(apache_spark.spark, [(f"sail_silver.{n}", f"silver.{n}") for n in sorted(sail)])
@@ -178,9 +183,10 @@ class FoldBronze(Bronze):
 FOLD_START_MS = 1_699_160_400_000  # 2023-11-05T05:00:00Z = 01:00 EDT; 06:00Z is 01:00 EST
 
 
-def land_streams(engine, warehouse: Path, project: Path, seeds: range) -> None:
-    """Random streams (one source each), landed in random batches (one late, some delivered twice), the
-    embedded engine building at some points in between."""
+def land_streams(engine, warehouse: Path, project: Path, seeds: range) -> list[tuple[Bronze, list[dict]]]:
+    """Random streams (one source each) cut into random batches (one late, some delivered twice); the first two
+    batches of each are landed now, the rest returned: the embedded engine builds in between."""
+    rest = []
     for seed in seeds:
         rng = random.Random(seed)
         source = f"s{seed}"
@@ -198,10 +204,9 @@ def land_streams(engine, warehouse: Path, project: Path, seeds: range) -> None:
         batches += [[rng.choice(events)] for _ in range(3)]
         bronze.land(batches[0])
         generate(engine.spark, project, source)
-        for i, batch in enumerate(batches[1:], start=1):
-            if i == 2:
-                run_dbt(engine, project, "run", "--quiet", "--select", f"path:models/silver/{source}")
-            bronze.land(batch)
+        bronze.land(batches[1])
+        rest.append((bronze, batches[2:]))
+    return rest
 
 
 def test_same_silver_on_both_engines(engine, warehouse: Path, tmp_path: Path, apache_spark: ApacheSpark) -> None:
@@ -214,9 +219,13 @@ def test_same_silver_on_both_engines(engine, warehouse: Path, tmp_path: Path, ap
     numbers = Bronze(engine.spark, warehouse, source="num")
     land_numbers(numbers, build_rows(seed=21, n=600), "r")
     generate(engine.spark, project, "num")
-    run_dbt(engine, project, "run", "--quiet")
-    land_numbers(numbers, build_rows(seed=22, n=300), "u")  # the numbers' second build is incremental
-    land_streams(engine, warehouse, project, range(3))
-    run_dbt(engine, project, "run", "--quiet")
+    streams = land_streams(engine, warehouse, project, range(3))
+    run_dbt(engine, project, "run", "--quiet", *NOT_BUILT)
+    # the second build is incremental (MERGE), Apache Spark's a full build
+    land_numbers(numbers, build_rows(seed=22, n=300), "u")
+    for bronze, batches in streams:
+        for batch in batches:
+            bronze.land(batch)
+    run_dbt(engine, project, "run", "--quiet", *NOT_BUILT)
     compared = same_silver_on_apache_spark(apache_spark, warehouse, project)
-    assert compared >= 2 * 600 + 2 * 4
+    assert compared >= 600 + 4 + 1  # numbers, edge rows, the semantic row; then the streams
