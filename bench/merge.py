@@ -84,6 +84,7 @@ def prepare(spark, warehouse: Path, rows: int, changes: int) -> None:
 def run_lakecdc(engine, warehouse: Path, workdir: Path) -> float:
     from dbt.cli.main import dbtRunner
 
+    from ingest.dbt_runner import DBT_PACKAGE_MACROS
     from ingest.generate.catalog import captured_tables
     from ingest.generate.render import WriteResult, render_source, write_files
 
@@ -91,8 +92,8 @@ def run_lakecdc(engine, warehouse: Path, workdir: Path) -> float:
     (project / "models").mkdir(parents=True)
     shutil.copy(ROOT / "profiles.yml", project / "profiles.yml")
     (project / "dbt_project.yml").write_text(
-        f"name: bench\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\nmacro-paths: ['{ROOT / 'macros'}']\n"
-        f"vars:\n  lakecdc_warehouse: '{warehouse}'\nmodels:\n  bench:\n    +file_format: delta\n")
+        f"name: lakecdc\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\nmacro-paths: ['{DBT_PACKAGE_MACROS}']\n"
+        f"vars:\n  lakecdc_warehouse: '{warehouse}'\nmodels:\n  lakecdc:\n    +file_format: delta\n")
     write_files(render_source(SOURCE, captured_tables(engine.spark, SOURCE), project / "models"),
                 WriteResult([], [], []))
     os.environ["SPARK_REMOTE"] = engine.remote_url

@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ingest.generate.cli",
     "ingest.quality.cli",
     "ingest.demo.cli",
+    "ingest.project_init",
 )
 
 

@@ -8,6 +8,7 @@ holds the re-registered warehouse tables.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import threading
@@ -19,6 +20,10 @@ from ingest.config import ProjectConfig
 from ingest.engine import start_engine
 
 PROJECT_ROOT_MARKER = "dbt_project.yml"
+# lakecdc's dbt package (macros, materializations, generic tests), shipped inside the wheel; projects made by
+# `lakecdc init` install it with packages.yml, the repository's own project uses its macros in place
+DBT_PACKAGE_DIR = Path(__file__).resolve().parent / "dbt_package"
+DBT_PACKAGE_MACROS = DBT_PACKAGE_DIR / "macros"
 
 
 def find_project_dir(start: Path | None = None) -> Path | None:
@@ -38,6 +43,27 @@ def dbt_environment(config: ProjectConfig, remote_url: str | None) -> dict[str, 
     return env
 
 
+def install_dbt_packages(project_dir: Path) -> None:
+    """`dbt deps` in `project_dir` (lakecdc's package is a local one: no network); raises with dbt's last line."""
+    from dbt.cli.main import dbtRunner
+
+    from ingest.errors import LakecdcError
+
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        result = dbtRunner().invoke(["deps", "--project-dir", str(project_dir), "--profiles-dir", str(project_dir),
+                                     "--log-path", str(project_dir / "logs")])
+    if not result.success:
+        lines = [line for line in output.getvalue().splitlines() if line.strip()]
+        raise LakecdcError(f"dbt deps failed in {project_dir}: {lines[-1] if lines else result.exception}")
+
+
+def _packages_missing(project_dir: Path) -> bool:
+    """packages.yml names lakecdc's package but `dbt deps` has not installed it yet."""
+    packages = project_dir / "packages.yml"
+    return packages.is_file() and "local:" in packages.read_text() and not (project_dir / "dbt_packages").is_dir()
+
+
 def run_dbt(config: ProjectConfig, args: list[str]) -> int:
     """Invoke dbt with `args` in this process; returns dbt's exit code (0 ok, 1 failures, 2 error)."""
     from dbt.cli.main import dbtRunner
@@ -45,6 +71,9 @@ def run_dbt(config: ProjectConfig, args: list[str]) -> int:
     engine = start_engine(config.engine)
     os.environ.update(dbt_environment(config, engine.remote_url))
     project_dir = find_project_dir()
+    if project_dir is not None and args[:1] not in (["deps"], ["clean"]) and _packages_missing(project_dir):
+        print("lakecdc: installing dbt packages (dbt deps)", flush=True)
+        install_dbt_packages(project_dir)
     if project_dir is not None:
         if "--project-dir" not in args and "DBT_PROJECT_DIR" not in os.environ:
             args = [*args, "--project-dir", str(project_dir)]

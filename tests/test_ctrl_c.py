@@ -21,6 +21,7 @@ import psycopg2
 import pytest
 import yaml
 
+from ingest.dbt_runner import DBT_PACKAGE_MACROS
 from tests.conftest import ROOT, run_lakecdc
 
 pytestmark = pytest.mark.integration
@@ -140,9 +141,9 @@ def test_ctrl_c_during_dbt_build(project: Path) -> None:
     """A model that runs for minutes; ^C once dbt has started it: dbt cancels and exits, and the next build
     (the same engine, a new process) works."""
     (project / "dbt_project.yml").write_text(
-        "name: ctrl_c\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\n"
-        f"macro-paths: ['{ROOT / 'macros'}']\nvars:\n  lakecdc_warehouse: '{project / 'warehouse'}'\n"
-        "models:\n  ctrl_c:\n    +file_format: delta\n")
+        "name: lakecdc\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\n"
+        f"macro-paths: ['{DBT_PACKAGE_MACROS}']\nvars:\n  lakecdc_warehouse: '{project / 'warehouse'}'\n"
+        "models:\n  lakecdc:\n    +file_format: delta\n")
     (project / "profiles.yml").write_text((ROOT / "profiles.yml").read_text())
     (project / "models").mkdir()
     (project / "models" / "slow.sql").write_text(

@@ -208,7 +208,7 @@ def test_job_entry_point_raises_on_failure_and_returns_on_success(tmp_path: Path
 
 # -- every task, locally, end to end -------------------------------------------------------------------------
 
-PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "macros", "models", "dbt_tests", "expectations")
+PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "ingest/dbt_package", "ingest/demo/gold", "models", "expectations")
 
 
 def deploy_locally(workspace: Path, root: Path) -> None:

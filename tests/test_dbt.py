@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ingest.dbt_runner import DBT_PACKAGE_MACROS
 from tests.conftest import ROOT, run_lakecdc
 
 pytestmark = pytest.mark.integration
@@ -24,8 +25,9 @@ FIXTURE = ROOT / "tests" / "fixtures" / "dbt_two_models"
 def project(tmp_path: Path) -> Path:
     dest = tmp_path / "proj"
     shutil.copytree(FIXTURE, dest)
-    # the fixture points at the repository's macros with a relative path; make it absolute
-    text = (dest / "dbt_project.yml").read_text().replace("../../../macros", str(ROOT / "macros"))
+    # the fixture points at lakecdc's dbt package macros with a relative path; make it absolute
+    text = (dest / "dbt_project.yml").read_text().replace("../../../ingest/dbt_package/macros",
+                                                            str(DBT_PACKAGE_MACROS))
     (dest / "dbt_project.yml").write_text(text)
     return dest
 

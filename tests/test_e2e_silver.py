@@ -41,8 +41,6 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT
-
 pytestmark = pytest.mark.integration
 
 META_COLUMNS = ("_op", "_seq", "_source_ts")
@@ -54,20 +52,21 @@ ENV_OVERRIDES = ("LAKECDC_CONFIG", "LAKECDC_PROFILE", "LAKECDC_WAREHOUSE", "LAKE
 # -- the user's project: a copy of the dbt project with a lakecdc.yml ------------------------------------------
 
 class Project:
-    """<tmp>/project: the repository's dbt project files (macros, models, tests) plus lakecdc.yml; every
-    command runs in a fresh process with this folder as working directory."""
+    """<tmp>/project: a project made by `lakecdc init` (lakecdc's dbt package installed with packages.yml), its
+    lakecdc.yml naming the test's source; every command runs in a fresh process with this folder as working
+    directory."""
 
     def __init__(self, tmp_path: Path, source: str, connector: str, properties: dict[str, Any]) -> None:
-        from ingest.demo.pipeline import copy_dbt_project
-
         self.source = source
-        self.dir = copy_dbt_project(ROOT, tmp_path / "project")
+        self.dir = tmp_path / "project"
         self.warehouse = tmp_path / "warehouse"
+        self.env = {k: v for k, v in os.environ.items() if k not in ENV_OVERRIDES}
+        self.env["RUST_LOG"] = "error"
+        self.dir.mkdir(parents=True)
+        self.lakecdc("init")
         config = {"engine": {"profile": "local", "warehouse": str(self.warehouse)},
                   "sources": {source: {"connector": connector, **properties}}}
         (self.dir / "lakecdc.yml").write_text(yaml.safe_dump(config, sort_keys=False))
-        self.env = {k: v for k, v in os.environ.items() if k not in ENV_OVERRIDES}
-        self.env["RUST_LOG"] = "error"
 
     def run(self, *command: str, env: dict[str, str] | None = None) -> str:
         result = subprocess.run(list(command), cwd=self.dir, env={**self.env, **(env or {})}, capture_output=True,

@@ -31,11 +31,11 @@ def test_renders_models_and_yaml(tmp_path: Path):
     assert "silver/inventory/inventory__inventory_public_orders.sql" in names
     assert "silver/inventory/inventory__inventory_other_orders.sql" in names
     stg = files[tmp_path / "staging/inventory/stg_inventory__customers.sql"]
-    assert "lakecdc_staging('inventory', 'inventory.public.customers')" in stg
+    assert "lakecdc.lakecdc_staging('inventory', 'inventory.public.customers')" in stg
     doc = yaml.safe_load(files[tmp_path / "silver/inventory/_inventory__models.yml"])
     current = next(m for m in doc["models"] if m["name"] == "inventory__customers")
     assert current["columns"][0] == {"name": "id", "description": "primary key column", "data_tests": ["not_null"]}
-    assert {"lakecdc_unique_current": {"arguments": {"keys": ["id"]}}} in current["data_tests"]
+    assert {"lakecdc.lakecdc_unique_current": {"arguments": {"keys": ["id"]}}} in current["data_tests"]
     # plain YAML: the key list repeated in every model, no anchors (&id001) or aliases (issue 20 item 8)
     for path, text in files.items():
         if path.suffix == ".yml":

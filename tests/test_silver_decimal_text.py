@@ -17,16 +17,29 @@ from pathlib import Path
 import jinja2
 import pytest
 
+from ingest.dbt_runner import DBT_PACKAGE_MACROS
 from tests.test_silver_support import encode_decimal
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.integration
 
 
+class _Namespace:
+    def __init__(self, macros: dict) -> None:
+        self._macros = macros
+
+    def __getattr__(self, name: str):
+        return self._macros[name]
+
+
 def decimal_text_sql() -> str:
     """The macro's SQL for the columns b (base64 bytes) and sc (scale), rendered with plain Jinja."""
     env = jinja2.Environment(extensions=["jinja2.ext.do"])
-    module = env.from_string((ROOT / "macros" / "lakecdc_types.sql").read_text()).module
+    # the package qualifies its own macros (`lakecdc.x`): the module stands in for the namespace
+    template = env.from_string((DBT_PACKAGE_MACROS / "lakecdc_types.sql").read_text())
+    namespace: dict = {}
+    module = template.make_module({"lakecdc": _Namespace(namespace)})
+    namespace.update({name: getattr(module, name) for name in dir(module) if name.startswith("lakecdc_")})
     return str(module.lakecdc_decimal_text("b", "sc")).strip()
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from ingest.demo.pipeline import GOLD_MODELS
 from ingest.generate.catalog import captured_tables
 from ingest.generate.render import WriteResult, render_source, write_files
-from tests.test_silver_support import DATE, INT32, ROOT, STRING, Bronze, make_project, run_dbt
+from tests.test_silver_support import DATE, INT32, STRING, Bronze, make_project, run_dbt
 
 pytestmark = pytest.mark.integration
 FLOAT = {"type": "float64"}
@@ -46,7 +47,7 @@ def test_inventory_gold(engine, warehouse: Path, tmp_path: Path):
                                      "quantity": 2, "product_id": 102}),
     ])
     project = make_project(tmp_path, warehouse)
-    shutil.copytree(ROOT / "models" / "gold", project / "models" / "gold")
+    shutil.copytree(GOLD_MODELS, project / "models" / "gold")
     write_files(render_source("inventory", captured_tables(spark, "inventory"), project / "models"),
                 WriteResult([], [], []))
     run_dbt(engine, project, "build", "--vars", "{lakecdc_gold_inventory: true}")

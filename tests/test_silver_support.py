@@ -13,6 +13,7 @@ from decimal import Context, Decimal
 from pathlib import Path
 
 from ingest.bronze.contract import EVENTS_COLUMNS, SCHEMAS_COLUMNS, ddl_columns, encode_seq
+from ingest.dbt_runner import DBT_PACKAGE_MACROS
 
 ROOT = Path(__file__).resolve().parents[1]
 PLACEHOLDER = "__debezium_unavailable_value"
@@ -121,15 +122,16 @@ class Bronze:
 
 
 def make_project(tmp: Path, warehouse: Path) -> Path:
-    """A scratch dbt project using the repository's macros and generic tests; models come from generate."""
+    """A scratch dbt project using lakecdc's dbt package in place (as the repository's own project does: named
+    lakecdc, the package's macros as its own); models come from generate."""
     proj = tmp / "proj"
     (proj / "models").mkdir(parents=True)
     shutil.copy(ROOT / "profiles.yml", proj / "profiles.yml")
     (proj / "dbt_project.yml").write_text(
-        "name: lakecdc_test\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\n"
-        f"macro-paths: ['{ROOT / 'macros'}']\ntest-paths: ['{ROOT / 'dbt_tests'}']\n"
+        "name: lakecdc\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\n"
+        f"macro-paths: ['{DBT_PACKAGE_MACROS}']\n"
         f"vars:\n  lakecdc_warehouse: '{warehouse}'\n"
-        "models:\n  lakecdc_test:\n    +file_format: \"{{ var('lakecdc_table_format', 'delta') }}\"\n")
+        "models:\n  lakecdc:\n    +file_format: \"{{ var('lakecdc_table_format', 'delta') }}\"\n")
     return proj
 
 

@@ -66,18 +66,6 @@ def available_commands() -> set[str]:
     return set()
 
 
-def dbt_project_dir() -> Path | None:
-    """The dbt project: the nearest dbt_project.yml upwards from the working directory, else the one
-    next to this package (a source checkout)."""
-    from ingest.dbt_runner import find_project_dir
-
-    found = find_project_dir()
-    if found is not None:
-        return found
-    beside = Path(__file__).resolve().parents[2]
-    return beside if (beside / "dbt_project.yml").exists() else None
-
-
 def model_files(project_dir: Path, layer: str) -> list[Path]:
     folder = project_dir / "models" / layer
     return sorted(folder.rglob("*.sql")) if folder.is_dir() else []
@@ -175,29 +163,26 @@ def step_command(name: str, args: list[str], commands: set[str]) -> StepResult:
     return StepResult(name, status, detail if status == "ok" else f"exit {code}: {detail}", data={"output": output})
 
 
-PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "packages.yml")
-PROJECT_DIRS = ("macros", "models", "dbt_tests", "seeds", "snapshots", "analyses", "expectations")
+GOLD_MODELS = Path(__file__).resolve().parent / "gold"  # the demo's gold models (models/gold/inventory)
 
 
-def copy_dbt_project(source: Path, target: Path) -> Path:
-    """The demo's own dbt project: the repository's project files, macros and models copied to
-    <demo>/project, so that generated models for the demo source never land in the repository."""
+def make_demo_project(target: Path) -> Path:
+    """The demo's own dbt project, made as a user makes one (`lakecdc init`: lakecdc's dbt package through
+    packages.yml) plus the demo's gold models; the demo's configuration is <demo>/lakecdc.yml, not the
+    project's. Nothing of the user's own project (the working directory) is read or changed."""
+    from ingest.dbt_runner import install_dbt_packages
+    from ingest.project_init import init_project
+
     shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    for name in PROJECT_FILES:
-        if (source / name).is_file():
-            shutil.copy2(source / name, target / name)
-    for name in PROJECT_DIRS:
-        if (source / name).is_dir():
-            shutil.copytree(source / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+    init_project(target)
+    (target / "lakecdc.yml").unlink()
+    shutil.copytree(GOLD_MODELS, target / "models" / "gold", dirs_exist_ok=True)
+    install_dbt_packages(target)
     return target
 
 
 def step_generate_models(root: Path, commands: set[str]) -> StepResult:
-    project = dbt_project_dir()
-    if project is None:
-        return StepResult("generate models", "pending", "no dbt project (dbt_project.yml) found")
-    demo_project = copy_dbt_project(project, root / "project")
+    demo_project = make_demo_project(root / "project")
     result = step_command("generate models", ["generate", "--source", SOURCE, "--models-dir",
                                               str(demo_project / "models")], commands)
     result.data["project"] = demo_project

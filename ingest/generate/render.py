@@ -35,7 +35,7 @@ def _sql_string(value: str) -> str:
 def staging_sql(table: CapturedTable) -> str:
     return (
         "{{ config(materialized='ephemeral') }}\n"
-        f"{{{{ lakecdc_staging({_sql_string(table.source)}, {_sql_string(table.table_id)}) }}}}\n"
+        f"{{{{ lakecdc.lakecdc_staging({_sql_string(table.source)}, {_sql_string(table.table_id)}) }}}}\n"
     )
 
 
@@ -121,16 +121,16 @@ def models_yaml(source: str, tables: list[tuple[CapturedTable, str]]) -> str:
             "columns": _column_docs(table, with_tests=True),
         }
         if keys:
-            current["data_tests"] = [{"lakecdc_unique_current": {"arguments": {"keys": keys}}},
-                                  "lakecdc_no_placeholders"]
+            current["data_tests"] = [{"lakecdc.lakecdc_unique_current": {"arguments": {"keys": keys}}},
+                                  "lakecdc.lakecdc_no_placeholders"]
         models.append(current)
         history: dict = {"name": f"{base}_history",
                          "description": f"Every version of every row of {table.table_id} (SCD2).",
                          "columns": _column_docs(table, with_tests=False)}
         if keys:
             history["data_tests"] = [
-                {"lakecdc_unique_current": {"arguments": {"keys": keys, "current_flag": "is_current"}}},
-                {"lakecdc_history_no_overlap": {"arguments": {"keys": keys}}}]
+                {"lakecdc.lakecdc_unique_current": {"arguments": {"keys": keys, "current_flag": "is_current"}}},
+                {"lakecdc.lakecdc_history_no_overlap": {"arguments": {"keys": keys}}}]
         models.append(history)
     return _dump({"version": 2, "models": models})
 

@@ -21,22 +21,22 @@
 
 {#- Parquet tables are built in full every time (lakecdc_require_delta): no watermarks to keep. -#}
 {% macro lakecdc_ensure_state(state) %}
-  {%- if lakecdc_table_format() == 'delta' -%}
-    {%- do lakecdc_create_table_if_missing(state, 'model string, batch_id bigint, updated_at timestamp', 'lakecdc_state_ddl') -%}
+  {%- if lakecdc.lakecdc_table_format() == 'delta' -%}
+    {%- do lakecdc.lakecdc_create_table_if_missing(state, 'model string, batch_id bigint, updated_at timestamp', 'lakecdc_state_ddl') -%}
   {%- endif -%}
 {% endmacro %}
 
 {% macro lakecdc_read_watermark(state, relation) %}
-  {%- set rows = run_query("select max(batch_id) from " ~ state ~ " where model = " ~ lakecdc_lit(relation | string)).rows -%}
+  {%- set rows = run_query("select max(batch_id) from " ~ state ~ " where model = " ~ lakecdc.lakecdc_lit(relation | string)).rows -%}
   {%- set value = rows[0][0] if rows else none -%}
   {{ return(-1 if value is none else value | int) }}
 {% endmacro %}
 
 {% macro lakecdc_write_watermark(state, relation, batch_id) %}
-  {%- if lakecdc_table_format() != 'delta' -%}{{ return(none) }}{%- endif -%}
+  {%- if lakecdc.lakecdc_table_format() != 'delta' -%}{{ return(none) }}{%- endif -%}
   {%- call statement('lakecdc_state_write') -%}
     merge into {{ state }} t
-    using (select {{ lakecdc_lit(relation | string) }} as model, cast({{ batch_id }} as bigint) as batch_id,
+    using (select {{ lakecdc.lakecdc_lit(relation | string) }} as model, cast({{ batch_id }} as bigint) as batch_id,
                   current_timestamp() as updated_at) s
     on t.model = s.model
     when matched then update set batch_id = s.batch_id, updated_at = s.updated_at
@@ -92,7 +92,7 @@
     {%- endif %})
   {%- endif %}
   {%- endset -%}
-  {%- if carry -%}{{ lakecdc_carry_over(spec, events, target) }}{%- else -%}{{ events }}{%- endif -%}
+  {%- if carry -%}{{ lakecdc.lakecdc_carry_over(spec, events, target) }}{%- else -%}{{ events }}{%- endif -%}
 {%- endmacro %}
 
 {#- Primary-key changes of rows with unavailable (TOASTed, unchanged) values. PostgreSQL under REPLICA IDENTITY
@@ -106,24 +106,24 @@
 {% macro lakecdc_carry_over(spec, events_sql, target) -%}
   {%- set keys = spec['keys'] | map(attribute='name') | list -%}
   {%- set toast = spec['columns'] | selectattr('toast') | list -%}
-  {{ lakecdc_incarnations(events_sql) }},
+  {{ lakecdc.lakecdc_incarnations(events_sql) }},
   __l as (
     select __i.*, coalesce(__r.__root, __i.__inc) as __lineage
-    from __i left join {{ lakecdc_lineage_roots(events_sql, target) }} __r on __r.__child = __i.__inc
+    from __i left join {{ lakecdc.lakecdc_lineage_roots(events_sql, target) }} __r on __r.__child = __i.__inc
   )
   select
-    {%- for k in keys %} {{ lakecdc_ident(k) }},{% endfor %}
+    {%- for k in keys %} {{ lakecdc.lakecdc_ident(k) }},{% endfor %}
     {%- for c in spec['columns'] %}
     {%- if c['toast'] %}
-    last_value(case when _op <> 'd' and not array_contains(_unavailable, {{ lakecdc_lit(c['name']) }})
-                    then struct({{ lakecdc_ident(c['name']) }}) end)
-      ignore nulls over (partition by __lineage order by _seq rows between unbounded preceding and current row).{{ lakecdc_ident(c['name']) }}
-      as {{ lakecdc_ident(c['name']) }},
+    last_value(case when _op <> 'd' and not array_contains(_unavailable, {{ lakecdc.lakecdc_lit(c['name']) }})
+                    then struct({{ lakecdc.lakecdc_ident(c['name']) }}) end)
+      ignore nulls over (partition by __lineage order by _seq rows between unbounded preceding and current row).{{ lakecdc.lakecdc_ident(c['name']) }}
+      as {{ lakecdc.lakecdc_ident(c['name']) }},
     {%- else %}
-    {{ lakecdc_ident(c['name']) }},
+    {{ lakecdc.lakecdc_ident(c['name']) }},
     {%- endif %}
     {%- endfor %}
-    filter(_unavailable, x -> x not in ({% for c in toast %}{{ lakecdc_lit(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %})) as _unavailable,
+    filter(_unavailable, x -> x not in ({% for c in toast %}{{ lakecdc.lakecdc_lit(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %})) as _unavailable,
     _op, _seq, _source_ts, _ts, _batch_id, _key_json, _lsn
   from __l
 {%- endmacro %}
@@ -145,14 +145,14 @@
 {% macro lakecdc_lineage_roots(events_sql, target) -%}
   {%- set name = target.schema ~ '__' ~ target.identifier ~ '__lineage' -%}
   {%- set links -%}
-    {{ lakecdc_incarnations(events_sql) }}
+    {{ lakecdc.lakecdc_incarnations(events_sql) }}
     select __c.__inc as __child, max_by(__d.__inc, __d._seq) as __root
     from __i __c join __i __d on __c._lsn = __d._lsn and __d._op = 'd' and __d._key_json <> __c._key_json
                               and __d._seq < __c._seq
     where __c._op = 'c' and size(__c._unavailable) > 0
     group by __c.__inc
   {%- endset -%}
-  {%- set work = lakecdc_work_table(name ~ '0', links) -%}
+  {%- set work = lakecdc.lakecdc_work_table(name ~ '0', links) -%}
   {%- if execute -%}
     {%- set state = namespace(work=work, done=false) -%}
     {%- for n in range(1, 64) if not state.done -%}
@@ -161,7 +161,7 @@
       {%- if open == 0 -%}
         {%- set state.done = true -%}
       {%- else -%}
-        {%- set state.work = lakecdc_work_table(name ~ (n % 2), "select __a.__child, coalesce(__b.__root, __a.__root) as __root from "
+        {%- set state.work = lakecdc.lakecdc_work_table(name ~ (n % 2), "select __a.__child, coalesce(__b.__root, __a.__root) as __root from "
                                                 ~ state.work ~ " __a left join " ~ state.work ~ " __b on __b.__child = __a.__root") -%}
       {%- endif -%}
     {%- endfor -%}
@@ -174,15 +174,15 @@
     its seq (what='seq') or its source timestamp (what='ts'). -#}
 {% macro lakecdc_next_truncate(seq_expr, truncs, what) -%}
   {%- if truncs -%}
-  case {% for t in truncs %}when {{ seq_expr }} < {{ lakecdc_lit(t[0]) }} then
-    {%- if what == 'seq' %} {{ lakecdc_lit(t[0]) }}{% elif t[1] is none %} cast(null as timestamp){% else %} timestamp_micros({{ t[1] | int }}){% endif %} {% endfor %}end
+  case {% for t in truncs %}when {{ seq_expr }} < {{ lakecdc.lakecdc_lit(t[0]) }} then
+    {%- if what == 'seq' %} {{ lakecdc.lakecdc_lit(t[0]) }}{% elif t[1] is none %} cast(null as timestamp){% else %} timestamp_micros({{ t[1] | int }}){% endif %} {% endfor %}end
   {%- elif what == 'seq' -%}cast(null as string)
   {%- else -%}cast(null as timestamp){%- endif -%}
 {%- endmacro %}
 
 {% macro lakecdc_key_join(spec, left, right) -%}
   {%- for k in spec['keys'] -%}
-  {{ left }}.{{ lakecdc_ident(k['name']) }} <=> {{ right }}.{{ lakecdc_ident(k['name']) }}{% if not loop.last %} and {% endif %}
+  {{ left }}.{{ lakecdc.lakecdc_ident(k['name']) }} <=> {{ right }}.{{ lakecdc.lakecdc_ident(k['name']) }}{% if not loop.last %} and {% endif %}
   {%- endfor -%}
 {%- endmacro %}
 
@@ -191,30 +191,30 @@
   {%- set keys = spec['keys'] | map(attribute='name') | list -%}
   {%- set last_truncate = truncs[-1][0] if truncs else none -%}
   select
-    {%- for k in keys %} {{ lakecdc_ident(k) }},{% endfor %}
+    {%- for k in keys %} {{ lakecdc.lakecdc_ident(k) }},{% endfor %}
     {%- for c in spec['columns'] %}
-    {% if c['toast'] %}__t{{ loop.index }}.{{ lakecdc_ident(c['name']) }}{% else %}__l.{{ lakecdc_ident(c['name']) }}{% endif %} as {{ lakecdc_ident(c['name']) }},
+    {% if c['toast'] %}__t{{ loop.index }}.{{ lakecdc.lakecdc_ident(c['name']) }}{% else %}__l.{{ lakecdc.lakecdc_ident(c['name']) }}{% endif %} as {{ lakecdc.lakecdc_ident(c['name']) }},
     {%- endfor %}
     case when __l._op = 'd' then 'd'
-         {% if last_truncate %}when __l._seq < {{ lakecdc_lit(last_truncate) }} then 't'{% endif %}
+         {% if last_truncate %}when __l._seq < {{ lakecdc.lakecdc_lit(last_truncate) }} then 't'{% endif %}
          else __l._op end as _op,
     __l._seq as _seq,
     __l._source_ts as _source_ts,
-    (__l._op = 'd' {% if last_truncate %}or __l._seq < {{ lakecdc_lit(last_truncate) }}{% endif %}) as __deleted,
+    (__l._op = 'd' {% if last_truncate %}or __l._seq < {{ lakecdc.lakecdc_lit(last_truncate) }}{% endif %}) as __deleted,
     case when __l._op = 'd' then __l._source_ts
-         {% if last_truncate %}when __l._seq < {{ lakecdc_lit(last_truncate) }} then {{ lakecdc_next_truncate("''", truncs[-1:], 'ts') }}{% endif %} end as __deleted_at
+         {% if last_truncate %}when __l._seq < {{ lakecdc.lakecdc_lit(last_truncate) }} then {{ lakecdc.lakecdc_next_truncate("''", truncs[-1:], 'ts') }}{% endif %} end as __deleted_at
   from (
     select
-      {%- for k in keys %} {{ lakecdc_ident(k) }},{% endfor %}
+      {%- for k in keys %} {{ lakecdc.lakecdc_ident(k) }},{% endfor %}
       max_by(struct(
-        {%- for c in spec['columns'] %}{{ lakecdc_ident(c['name']) }}, {% endfor -%}
+        {%- for c in spec['columns'] %}{{ lakecdc.lakecdc_ident(c['name']) }}, {% endfor -%}
         _op, _seq, _source_ts), _seq) as __l
       {%- for c in spec['columns'] %}{% if c['toast'] %}
-      , max_by(struct({{ lakecdc_ident(c['name']) }}),
-               case when not array_contains(_unavailable, {{ lakecdc_lit(c['name']) }}) then _seq end) as __t{{ loop.index }}
+      , max_by(struct({{ lakecdc.lakecdc_ident(c['name']) }}),
+               case when not array_contains(_unavailable, {{ lakecdc.lakecdc_lit(c['name']) }}) then _seq end) as __t{{ loop.index }}
       {%- endif %}{% endfor %}
     from ({{ events_sql }}) __ev
-    group by {% for k in keys %}{{ lakecdc_ident(k) }}{% if not loop.last %}, {% endif %}{% endfor %}
+    group by {% for k in keys %}{{ lakecdc.lakecdc_ident(k) }}{% if not loop.last %}, {% endif %}{% endfor %}
   ) __g
 {%- endmacro %}
 
@@ -222,7 +222,7 @@
     is a large query several times slower than the same query written out first (measured: 81 s -> 12 s
     for 500,000 changes into 5,000,000 rows). -#}
 {% macro lakecdc_stage_changes(target, select_sql) %}
-  {{ return(lakecdc_work_table(target.schema ~ '__' ~ target.identifier, select_sql)) }}
+  {{ return(lakecdc.lakecdc_work_table(target.schema ~ '__' ~ target.identifier, select_sql)) }}
 {% endmacro %}
 
 {#- (Re)write the work table `identifier` in the work schema (var lakecdc_work_schema) as `select_sql`. -#}
@@ -230,7 +230,7 @@
   {%- set work_schema = var('lakecdc_work_schema', 'lakecdc_work') -%}
   {%- set work = api.Relation.create(schema=work_schema, identifier=identifier, type='table') -%}
   {%- call statement('lakecdc_work_schema') -%}create schema if not exists {{ work_schema }}{%- endcall -%}
-  {%- do lakecdc_replace_table(work, select_sql, 'lakecdc_stage', lakecdc_location(work)) -%}
+  {%- do lakecdc.lakecdc_replace_table(work, select_sql, 'lakecdc_stage', lakecdc.lakecdc_location(work)) -%}
   {{ return(work) }}
 {% endmacro %}
 
@@ -256,65 +256,65 @@
 {% materialization lakecdc_current, adapter='spark' %}
   {%- set target = this.incorporate(type='table') -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
-  {%- set spec = lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id')) -%}
-  {%- do lakecdc_require_key(spec, config.get('lakecdc_table_id')) -%}
+  {%- set spec = lakecdc.lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id')) -%}
+  {%- do lakecdc.lakecdc_require_key(spec, config.get('lakecdc_table_id')) -%}
   {%- set soft = config.get('lakecdc_delete_mode', var('lakecdc_delete_mode', 'hard')) == 'soft' -%}
   {%- set full = existing is none or should_full_refresh() -%}
-  {%- set state = lakecdc_state_relation(this.schema) -%}
+  {%- set state = lakecdc.lakecdc_state_relation(this.schema) -%}
   {{ run_hooks(pre_hooks) }}
-  {%- do lakecdc_ensure_state(state) -%}
-  {%- set watermark = -1 if full else lakecdc_read_watermark(state, target) -%}
-  {%- set meta = lakecdc_staging_meta(config.get('lakecdc_source'), config.get('lakecdc_table_id'), spec) -%}
-  {%- set new = lakecdc_new_rows(meta, watermark) -%}
+  {%- do lakecdc.lakecdc_ensure_state(state) -%}
+  {%- set watermark = -1 if full else lakecdc.lakecdc_read_watermark(state, target) -%}
+  {%- set meta = lakecdc.lakecdc_staging_meta(config.get('lakecdc_source'), config.get('lakecdc_table_id'), spec) -%}
+  {%- set new = lakecdc.lakecdc_new_rows(meta, watermark) -%}
   {%- set truncs = new['truncates'] -%}
-  {%- set columns = spec['keys'] + spec['columns'] + lakecdc_meta_columns(soft) -%}
-  {%- set missing_added = [] if full else lakecdc_missing_added(target, spec) -%}
+  {%- set columns = spec['keys'] + spec['columns'] + lakecdc.lakecdc_meta_columns(soft) -%}
+  {%- set missing_added = [] if full else lakecdc.lakecdc_missing_added(target, spec) -%}
 
   {%- if not full and new['count'] == 0 and not missing_added -%}
     {{ log("lakecdc: " ~ target ~ " is up to date (no bronze rows after batch " ~ watermark ~ ")", info=true) }}
     {%- call statement('main') -%}select 1 as up_to_date{%- endcall -%}
   {%- else -%}
-    {%- set events_sql = lakecdc_touched_events(spec, sql, meta, watermark, full or new['has_truncate'] or watermark < 0
+    {%- set events_sql = lakecdc.lakecdc_touched_events(spec, sql, meta, watermark, full or new['has_truncate'] or watermark < 0
                                                 or (missing_added | selectattr('default_added') | list),
                                                 target, new['key_change_toast']) -%}
-    {%- set changes = lakecdc_current_changes(spec, events_sql, truncs) -%}
+    {%- set changes = lakecdc.lakecdc_current_changes(spec, events_sql, truncs) -%}
     {%- if full -%}
       {%- set select_sql -%}
-        select {% for c in columns %}{% if c['name'] == '_is_deleted' %}__deleted{% elif c['name'] == '_deleted_at' %}__deleted_at{% else %}{{ lakecdc_ident(c['name']) }}{% endif %} as {{ lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
+        select {% for c in columns %}{% if c['name'] == '_is_deleted' %}__deleted{% elif c['name'] == '_deleted_at' %}__deleted_at{% else %}{{ lakecdc.lakecdc_ident(c['name']) }}{% endif %} as {{ lakecdc.lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
         from ({{ changes }}) __c
         {%- if not soft %} where not __deleted{% endif %}
       {%- endset -%}
-      {%- do lakecdc_replace_table(target, select_sql, 'main', location_clause()) -%}
+      {%- do lakecdc.lakecdc_replace_table(target, select_sql, 'main', location_clause()) -%}
     {%- else -%}
-      {%- do lakecdc_require_delta(target) -%}
-      {%- do lakecdc_evolve_schema(target, columns, spec['renames']) -%}
+      {%- do lakecdc.lakecdc_require_delta(target) -%}
+      {%- do lakecdc.lakecdc_evolve_schema(target, columns, spec['renames']) -%}
       {%- set value_cols = spec['columns'] | map(attribute='name') | list + ['_op', '_seq', '_source_ts'] -%}
       {%- set insert_cols = spec['keys'] | map(attribute='name') | list + value_cols -%}
-      {%- set work = lakecdc_stage_changes(target, changes) -%}
+      {%- set work = lakecdc.lakecdc_stage_changes(target, changes) -%}
       {%- call statement('main') -%}
         merge into {{ target }} __t
         using {{ work }} __s
-        on {{ lakecdc_key_join(spec, '__t', '__s') }}
+        on {{ lakecdc.lakecdc_key_join(spec, '__t', '__s') }}
         {%- if soft %}
         when matched and __s.__deleted then update set
           _is_deleted = true, _deleted_at = __s.__deleted_at, _op = __s._op, _seq = __s._seq, _source_ts = __s._source_ts
         when matched then update set
-          {% for c in value_cols %}{{ lakecdc_ident(c) }} = __s.{{ lakecdc_ident(c) }}, {% endfor %}_is_deleted = false, _deleted_at = null
+          {% for c in value_cols %}{{ lakecdc.lakecdc_ident(c) }} = __s.{{ lakecdc.lakecdc_ident(c) }}, {% endfor %}_is_deleted = false, _deleted_at = null
         when not matched then insert (
-          {%- for c in insert_cols %}{{ lakecdc_ident(c) }}, {% endfor %}_is_deleted, _deleted_at)
-          values ({% for c in insert_cols %}__s.{{ lakecdc_ident(c) }}, {% endfor %}__s.__deleted, __s.__deleted_at)
+          {%- for c in insert_cols %}{{ lakecdc.lakecdc_ident(c) }}, {% endfor %}_is_deleted, _deleted_at)
+          values ({% for c in insert_cols %}__s.{{ lakecdc.lakecdc_ident(c) }}, {% endfor %}__s.__deleted, __s.__deleted_at)
         {%- else %}
         when matched and __s.__deleted then delete
         when matched then update set
-          {% for c in value_cols %}{{ lakecdc_ident(c) }} = __s.{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %}
+          {% for c in value_cols %}{{ lakecdc.lakecdc_ident(c) }} = __s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %}
         when not matched and not __s.__deleted then insert (
-          {%- for c in insert_cols %}{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
-          values ({% for c in insert_cols %}__s.{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+          {%- for c in insert_cols %}{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+          values ({% for c in insert_cols %}__s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
         {%- endif %}
       {%- endcall -%}
     {%- endif -%}
     {%- if new['max_batch'] is not none -%}
-      {%- do lakecdc_write_watermark(state, target, new['max_batch']) -%}
+      {%- do lakecdc.lakecdc_write_watermark(state, target, new['max_batch']) -%}
     {%- endif -%}
   {%- endif -%}
   {{ run_hooks(post_hooks) }}
@@ -326,11 +326,11 @@
     truncate, whichever comes first. Placeholder values take the latest available earlier value. -#}
 {% macro lakecdc_history_versions(spec, events_sql, truncs) -%}
   {%- set keys = spec['keys'] | map(attribute='name') | list -%}
-  {%- set part -%}partition by {% for k in keys %}{{ lakecdc_ident(k) }}{% if not loop.last %}, {% endif %}{% endfor %} order by _seq{%- endset -%}
+  {%- set part -%}partition by {% for k in keys %}{{ lakecdc.lakecdc_ident(k) }}{% if not loop.last %}, {% endif %}{% endfor %} order by _seq{%- endset -%}
   select
-    {%- for k in keys %} {{ lakecdc_ident(k) }},{% endfor %}
+    {%- for k in keys %} {{ lakecdc.lakecdc_ident(k) }},{% endfor %}
     {%- for c in spec['columns'] %}
-    {{ lakecdc_ident(c['name']) }},
+    {{ lakecdc.lakecdc_ident(c['name']) }},
     {%- endfor %}
     _op, _seq, _source_ts,
     _source_ts as valid_from,
@@ -344,20 +344,20 @@
            else least(__next_seq, __trunc_seq) end as __to_seq
     from (
       select
-        {%- for k in keys %} {{ lakecdc_ident(k) }},{% endfor %}
+        {%- for k in keys %} {{ lakecdc.lakecdc_ident(k) }},{% endfor %}
         {%- for c in spec['columns'] %}
         {%- if c['toast'] %}
-        last_value(case when not array_contains(_unavailable, {{ lakecdc_lit(c['name']) }}) then struct({{ lakecdc_ident(c['name']) }}) end)
-          ignore nulls over ({{ part }} rows between unbounded preceding and current row).{{ lakecdc_ident(c['name']) }} as {{ lakecdc_ident(c['name']) }},
+        last_value(case when not array_contains(_unavailable, {{ lakecdc.lakecdc_lit(c['name']) }}) then struct({{ lakecdc.lakecdc_ident(c['name']) }}) end)
+          ignore nulls over ({{ part }} rows between unbounded preceding and current row).{{ lakecdc.lakecdc_ident(c['name']) }} as {{ lakecdc.lakecdc_ident(c['name']) }},
         {%- else %}
-        {{ lakecdc_ident(c['name']) }},
+        {{ lakecdc.lakecdc_ident(c['name']) }},
         {%- endif %}
         {%- endfor %}
         _op, _seq, _source_ts,
         lead(_seq) over ({{ part }}) as __next_seq,
         lead(_source_ts) over ({{ part }}) as __next_ts,
-        {{ lakecdc_next_truncate('_seq', truncs, 'seq') }} as __trunc_seq,
-        {{ lakecdc_next_truncate('_seq', truncs, 'ts') }} as __trunc_ts
+        {{ lakecdc.lakecdc_next_truncate('_seq', truncs, 'seq') }} as __trunc_seq,
+        {{ lakecdc.lakecdc_next_truncate('_seq', truncs, 'ts') }} as __trunc_ts
       from (
         select * from (
           select *, row_number() over (partition by _seq order by _batch_id) as __dup from ({{ events_sql }}) __ev
@@ -371,54 +371,54 @@
 {% materialization lakecdc_history, adapter='spark' %}
   {%- set target = this.incorporate(type='table') -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
-  {%- set spec = lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id')) -%}
-  {%- do lakecdc_require_key(spec, config.get('lakecdc_table_id')) -%}
+  {%- set spec = lakecdc.lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id')) -%}
+  {%- do lakecdc.lakecdc_require_key(spec, config.get('lakecdc_table_id')) -%}
   {%- set full = existing is none or should_full_refresh() -%}
-  {%- set state = lakecdc_state_relation(this.schema) -%}
+  {%- set state = lakecdc.lakecdc_state_relation(this.schema) -%}
   {{ run_hooks(pre_hooks) }}
-  {%- do lakecdc_ensure_state(state) -%}
-  {%- set watermark = -1 if full else lakecdc_read_watermark(state, target) -%}
-  {%- set meta = lakecdc_staging_meta(config.get('lakecdc_source'), config.get('lakecdc_table_id'), spec) -%}
-  {%- set new = lakecdc_new_rows(meta, watermark) -%}
+  {%- do lakecdc.lakecdc_ensure_state(state) -%}
+  {%- set watermark = -1 if full else lakecdc.lakecdc_read_watermark(state, target) -%}
+  {%- set meta = lakecdc.lakecdc_staging_meta(config.get('lakecdc_source'), config.get('lakecdc_table_id'), spec) -%}
+  {%- set new = lakecdc.lakecdc_new_rows(meta, watermark) -%}
   {%- set truncs = new['truncates'] -%}
   {%- set hist_cols = [{'name': 'valid_from', 'type': 'timestamp'}, {'name': 'valid_to', 'type': 'timestamp'},
                        {'name': 'valid_from_seq', 'type': 'string'}, {'name': 'valid_to_seq', 'type': 'string'},
                        {'name': 'is_current', 'type': 'boolean'}] -%}
-  {%- set columns = spec['keys'] + spec['columns'] + lakecdc_meta_columns(false) + hist_cols -%}
-  {%- set missing_added = [] if full else lakecdc_missing_added(target, spec) -%}
+  {%- set columns = spec['keys'] + spec['columns'] + lakecdc.lakecdc_meta_columns(false) + hist_cols -%}
+  {%- set missing_added = [] if full else lakecdc.lakecdc_missing_added(target, spec) -%}
 
   {%- if not full and new['count'] == 0 and not missing_added -%}
     {{ log("lakecdc: " ~ target ~ " is up to date (no bronze rows after batch " ~ watermark ~ ")", info=true) }}
     {%- call statement('main') -%}select 1 as up_to_date{%- endcall -%}
   {%- else -%}
-    {%- set events_sql = lakecdc_touched_events(spec, sql, meta, watermark, full or new['has_truncate'] or watermark < 0
+    {%- set events_sql = lakecdc.lakecdc_touched_events(spec, sql, meta, watermark, full or new['has_truncate'] or watermark < 0
                                                 or (missing_added | selectattr('default_added') | list),
                                                 target, new['key_change_toast']) -%}
-    {%- set versions = lakecdc_history_versions(spec, events_sql, truncs) -%}
+    {%- set versions = lakecdc.lakecdc_history_versions(spec, events_sql, truncs) -%}
     {%- if full -%}
       {%- set select_sql -%}
-        select {% for c in columns %}{{ lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
+        select {% for c in columns %}{{ lakecdc.lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
         from ({{ versions }}) __v
       {%- endset -%}
-      {%- do lakecdc_replace_table(target, select_sql, 'main', location_clause()) -%}
+      {%- do lakecdc.lakecdc_replace_table(target, select_sql, 'main', location_clause()) -%}
     {%- else -%}
-      {%- do lakecdc_require_delta(target) -%}
-      {%- do lakecdc_evolve_schema(target, columns, spec['renames']) -%}
+      {%- do lakecdc.lakecdc_require_delta(target) -%}
+      {%- do lakecdc.lakecdc_evolve_schema(target, columns, spec['renames']) -%}
       {%- set names = columns | map(attribute='name') | list -%}
-      {%- set work = lakecdc_stage_changes(target, versions) -%}
+      {%- set work = lakecdc.lakecdc_stage_changes(target, versions) -%}
       {%- call statement('main') -%}
         merge into {{ target }} __t
         using {{ work }} __s
-        on {{ lakecdc_key_join(spec, '__t', '__s') }} and __t.valid_from_seq = __s.valid_from_seq
+        on {{ lakecdc.lakecdc_key_join(spec, '__t', '__s') }} and __t.valid_from_seq = __s.valid_from_seq
         when matched then update set
-          {% for c in names %}{{ lakecdc_ident(c) }} = __s.{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %}
+          {% for c in names %}{{ lakecdc.lakecdc_ident(c) }} = __s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %}
         when not matched then insert (
-          {%- for c in names %}{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
-          values ({% for c in names %}__s.{{ lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+          {%- for c in names %}{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+          values ({% for c in names %}__s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
       {%- endcall -%}
     {%- endif -%}
     {%- if new['max_batch'] is not none -%}
-      {%- do lakecdc_write_watermark(state, target, new['max_batch']) -%}
+      {%- do lakecdc.lakecdc_write_watermark(state, target, new['max_batch']) -%}
     {%- endif -%}
   {%- endif -%}
   {{ run_hooks(post_hooks) }}

@@ -19,18 +19,18 @@
 {#- The LOCATION clause of a lakecdc table that is not a model (state, work tables): <warehouse>/<schema>/<name>,
     none with managed tables (var lakecdc_managed_tables) or Parquet. -#}
 {% macro lakecdc_location(relation) -%}
-  {%- if not var('lakecdc_managed_tables', false) and lakecdc_table_format() == 'delta' -%}
+  {%- if not var('lakecdc_managed_tables', false) and lakecdc.lakecdc_table_format() == 'delta' -%}
     location '{{ var("lakecdc_warehouse") }}/{{ relation.schema }}/{{ relation.identifier }}'
   {%- endif -%}
 {%- endmacro %}
 
 {#- Replace `relation` by the result of `select_sql` (statement `name`; `location`: a LOCATION clause or ''). -#}
 {% macro lakecdc_replace_table(relation, select_sql, name, location='') %}
-  {%- do return(adapter.dispatch('lakecdc_replace_table')(relation, select_sql, name, location)) -%}
+  {%- do return(adapter.dispatch('lakecdc_replace_table', 'lakecdc')(relation, select_sql, name, location)) -%}
 {% endmacro %}
 
 {% macro default__lakecdc_replace_table(relation, select_sql, name, location='') %}
-  {%- if lakecdc_table_format() == 'parquet' -%}
+  {%- if lakecdc.lakecdc_table_format() == 'parquet' -%}
     {%- call statement(name ~ '_drop') -%}drop table if exists {{ relation }}{%- endcall -%}
     {%- call statement(name) -%}create table {{ relation }} using parquet as {{ select_sql }}{%- endcall -%}
   {%- else -%}
@@ -50,15 +50,15 @@
 {% macro lakecdc_create_table_if_missing(relation, columns_ddl, name) %}
   {%- call statement(name) -%}
     create table if not exists {{ relation }} ({{ columns_ddl }})
-    using {{ lakecdc_table_format() }}
-    {{ lakecdc_location(relation) }}
+    using {{ lakecdc.lakecdc_table_format() }}
+    {{ lakecdc.lakecdc_location(relation) }}
   {%- endcall -%}
 {% endmacro %}
 
 {#- Incremental builds change tables in place (MERGE): Delta only. -#}
 {% macro lakecdc_require_delta(relation) %}
-  {%- if lakecdc_table_format() != 'delta' -%}
+  {%- if lakecdc.lakecdc_table_format() != 'delta' -%}
     {{ exceptions.raise_compiler_error("lakecdc: " ~ relation ~ " exists and var lakecdc_table_format is '"
-        ~ lakecdc_table_format() ~ "': incremental builds need Delta tables; run with --full-refresh") }}
+        ~ lakecdc.lakecdc_table_format() ~ "': incremental builds need Delta tables; run with --full-refresh") }}
   {%- endif -%}
 {% endmacro %}

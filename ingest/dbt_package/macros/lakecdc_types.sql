@@ -2,8 +2,8 @@
   Debezium / Kafka Connect semantic types -> Spark SQL types and decoding expressions.
 
   Every field of a Kafka Connect schema (as stored in bronze.<S>_schemas) is decoded from its raw JSON
-  text (a string: numbers as digits, structs and arrays as JSON text) by `lakecdc_decode(raw, field)`,
-  whose result has the type `lakecdc_spark_type(field)`. The semantic name (`field.name`) wins over the
+  text (a string: numbers as digits, structs and arrays as JSON text) by `lakecdc.lakecdc_decode(raw, field)`,
+  whose result has the type `lakecdc.lakecdc_spark_type(field)`. The semantic name (`field.name`) wins over the
   physical type, as in Debezium.
 -#}
 
@@ -44,8 +44,8 @@
   {%- elif name == 'io.debezium.time.Year' -%}int
   {%- elif name == 'io.debezium.time.MicroDuration' -%}bigint
   {%- elif name == 'io.debezium.time.NanoDuration' -%}bigint
-  {%- elif name == 'org.apache.kafka.connect.data.Decimal' -%}{{ lakecdc_decimal_type(params) }}
-  {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}{{ lakecdc_variable_decimal_type() }}
+  {%- elif name == 'org.apache.kafka.connect.data.Decimal' -%}{{ lakecdc.lakecdc_decimal_type(params) }}
+  {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}{{ lakecdc.lakecdc_variable_decimal_type() }}
   {%- elif name == 'io.debezium.data.Bits' -%}binary
   {%- elif name in ('io.debezium.data.geometry.Geometry', 'io.debezium.data.geometry.Geography') -%}struct<srid:int,wkb:binary>
   {%- elif name == 'io.debezium.data.geometry.Point' -%}struct<x:double,y:double,srid:int,wkb:binary>
@@ -57,8 +57,8 @@
   {%- elif t in ('float64', 'double') -%}double
   {%- elif t == 'boolean' -%}boolean
   {%- elif t == 'bytes' -%}binary
-  {%- elif t == 'array' -%}array<{{ lakecdc_spark_type(f.get('items')) }}>
-  {%- elif t == 'map' -%}map<{{ lakecdc_spark_type(f.get('keys')) }},{{ lakecdc_spark_type(f.get('values')) }}>
+  {%- elif t == 'array' -%}array<{{ lakecdc.lakecdc_spark_type(f.get('items')) }}>
+  {%- elif t == 'map' -%}map<{{ lakecdc.lakecdc_spark_type(f.get('keys')) }},{{ lakecdc.lakecdc_spark_type(f.get('values')) }}>
   {%- else -%}string
   {%- endif -%}
 {%- endmacro %}
@@ -82,7 +82,7 @@
    + cast(conv(substr({{ p }}, 19, 14), 16, 10) as decimal(38,0))
    + case when __v.neg then 1 else 0 end as string)
   {%- endset -%}
-  {%- set a = ("case when length(__v.m) > 30 then " ~ lakecdc_hex_digits("__v.m", "__v.neg") ~ " else " ~ small ~ " end")
+  {%- set a = ("case when length(__v.m) > 30 then " ~ lakecdc.lakecdc_hex_digits("__v.m", "__v.neg") ~ " else " ~ small ~ " end")
               if wide else small -%}
   {#- lpad() truncates longer strings, so pad only short ones -#}
   {%- set d = "(case when length(__w.a) <= " ~ scale ~ " then lpad(__w.a, " ~ scale ~ " + 1, '0') else __w.a end)" -%}
@@ -122,7 +122,7 @@
     array_join(transform(slice(r, 2, 1000000), x -> lpad(cast(x as string), 9, '0')), ''))), 1)
 {%- endmacro %}
 
-{#- raw: SQL expression of the field's raw JSON text. Returns an expression of lakecdc_spark_type(f). -#}
+{#- raw: SQL expression of the field's raw JSON text. Returns an expression of lakecdc.lakecdc_spark_type(f). -#}
 {% macro lakecdc_decode(raw, f) -%}
   {%- set name = f.get('name') or '' -%}
   {%- set t = f.get('type') -%}
@@ -139,21 +139,21 @@
   {%- elif name == 'io.debezium.time.ZonedTimestamp' -%}
     to_timestamp({{ raw }})
   {%- elif name in ('io.debezium.time.Time', 'org.apache.kafka.connect.data.Time') -%}
-    {{ lakecdc_time_text(raw, 3) }}
+    {{ lakecdc.lakecdc_time_text(raw, 3) }}
   {%- elif name == 'io.debezium.time.MicroTime' -%}
-    {{ lakecdc_time_text(raw, 6) }}
+    {{ lakecdc.lakecdc_time_text(raw, 6) }}
   {%- elif name == 'io.debezium.time.NanoTime' -%}
-    {{ lakecdc_time_text(raw, 9) }}
+    {{ lakecdc.lakecdc_time_text(raw, 9) }}
   {%- elif name == 'org.apache.kafka.connect.data.Decimal' -%}
-    {%- set target = lakecdc_decimal_type(params) -%}
+    {%- set target = lakecdc.lakecdc_decimal_type(params) -%}
     {%- if t != 'bytes' -%}cast({{ raw }} as {{ target }})
     {%- else -%}
-    cast({{ lakecdc_decimal_text(raw, params.get('scale', '0') | int, target == 'string') }} as {{ target }})
+    cast({{ lakecdc.lakecdc_decimal_text(raw, params.get('scale', '0') | int, target == 'string') }} as {{ target }})
     {%- endif -%}
   {%- elif name == 'io.debezium.data.VariableScaleDecimal' -%}
-    cast({{ lakecdc_decimal_text("get_json_object(" ~ raw ~ ", '$.value')",
+    cast({{ lakecdc.lakecdc_decimal_text("get_json_object(" ~ raw ~ ", '$.value')",
                                  "cast(get_json_object(" ~ raw ~ ", '$.scale') as int)") }}
-         as {{ lakecdc_variable_decimal_type() }})
+         as {{ lakecdc.lakecdc_variable_decimal_type() }})
   {%- elif name in ('io.debezium.data.geometry.Geometry', 'io.debezium.data.geometry.Geography') -%}
     case when {{ raw }} is not null then named_struct(
       'srid', cast(get_json_object({{ raw }}, '$.srid') as int),
@@ -167,19 +167,19 @@
     unbase64({{ raw }})
   {%- elif t == 'boolean' -%}
     cast({{ raw }} as boolean)
-  {%- elif t in ('int8', 'int16', 'int32', 'int64') or t in lakecdc_float_types() -%}
-    cast({{ raw }} as {{ lakecdc_spark_type(f) }})
-  {%- elif t == 'array' and (f.get('items') or {}).get('type') in lakecdc_float_types() -%}
+  {%- elif t in ('int8', 'int16', 'int32', 'int64') or t in lakecdc.lakecdc_float_types() -%}
+    cast({{ raw }} as {{ lakecdc.lakecdc_spark_type(f) }})
+  {%- elif t == 'array' and (f.get('items') or {}).get('type') in lakecdc.lakecdc_float_types() -%}
     {#- numbers never go through from_json (inexact on Sail): the array text is split at its commas -#}
     transform(case when {{ raw }} = '[]' then cast(array() as array<string>)
                    else split(substr({{ raw }}, 2, length({{ raw }}) - 2), ',') end,
-              x -> {{ lakecdc_decode("nullif(replace(x, '" ~ '"' ~ "', ''), 'null')", f.get('items')) }})
+              x -> {{ lakecdc.lakecdc_decode("nullif(replace(x, '" ~ '"' ~ "', ''), 'null')", f.get('items')) }})
   {%- elif t == 'array' -%}
-    transform(from_json({{ raw }}, 'array<string>'), x -> {{ lakecdc_decode('x', f.get('items')) }})
+    transform(from_json({{ raw }}, 'array<string>'), x -> {{ lakecdc.lakecdc_decode('x', f.get('items')) }})
   {%- elif t == 'map' -%}
     {#- not transform_values: Sail 0.7 lacks it -#}
     map_from_entries(transform(map_entries(from_json({{ raw }}, 'map<string,string>')),
-                               e -> struct(e.key as k, {{ lakecdc_decode('e.value', f.get('values')) }} as v)))
+                               e -> struct(e.key as k, {{ lakecdc.lakecdc_decode('e.value', f.get('values')) }} as v)))
   {%- else -%}
     {{ raw }}
   {%- endif -%}
@@ -207,10 +207,10 @@
     and cast(... as double) of either is the exact value. -#}
 {% macro lakecdc_has_float(f) -%}
   {%- if not f -%}{{ return(false) }}{%- endif -%}
-  {%- if f.get('type') in lakecdc_float_types() or f.get('name') == 'io.debezium.data.geometry.Point' -%}
+  {%- if f.get('type') in lakecdc.lakecdc_float_types() or f.get('name') == 'io.debezium.data.geometry.Point' -%}
     {{ return(true) }}
   {%- endif -%}
-  {%- for sub in [f.get('items'), f.get('values')] + (f.get('fields') or []) if sub and lakecdc_has_float(sub) -%}
+  {%- for sub in [f.get('items'), f.get('values')] + (f.get('fields') or []) if sub and lakecdc.lakecdc_has_float(sub) -%}
     {{ return(true) }}
   {%- endfor -%}
   {{ return(false) }}
@@ -219,7 +219,7 @@
 {#- SQL: the raw JSON text of `name` in the JSON column `json_col` under `prefix` ('$' or '$.after' ...), with the
     number's digits untouched (see lakecdc_has_float). -#}
 {% macro lakecdc_json_path(json_col, prefix, name) -%}
-  get_json_object({{ json_col }}, {{ lakecdc_lit(prefix ~ "['" ~ name ~ "']") }})
+  get_json_object({{ json_col }}, {{ lakecdc.lakecdc_lit(prefix ~ "['" ~ name ~ "']") }})
 {%- endmacro %}
 
 {#- Can a field carry Debezium's unavailable-value placeholder (TOASTed / LOB columns)? -#}
@@ -231,8 +231,8 @@
 {% macro lakecdc_is_unavailable(raw) -%}
   {%- set p = var('lakecdc_unavailable_placeholder', '__debezium_unavailable_value') -%}
   {%- set b64 = var('lakecdc_unavailable_placeholder_base64', 'X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==') -%}
-  coalesce({{ raw }} in ({{ lakecdc_lit(p) }}, {{ lakecdc_lit(b64) }})
-           or ({{ raw }} like '[%' and {{ raw }} like {{ lakecdc_lit('%"' ~ p ~ '"%') }}), false)
+  coalesce({{ raw }} in ({{ lakecdc.lakecdc_lit(p) }}, {{ lakecdc.lakecdc_lit(b64) }})
+           or ({{ raw }} like '[%' and {{ raw }} like {{ lakecdc.lakecdc_lit('%"' ~ p ~ '"%') }}), false)
 {%- endmacro %}
 
 {#- The widest Spark type of several (schema evolution: widened columns). -#}

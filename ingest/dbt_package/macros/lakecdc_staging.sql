@@ -3,11 +3,11 @@
   value schema the table's events used contributes its columns; a column decoded differently by two
   schema versions gets a CASE on value_schema_id; widened columns take the widest type.
 
-  lakecdc_table_spec(source, table_id) -> {keys: [{name, type, expr}], columns: [{name, type, expr, toast}]}
-  lakecdc_staging(source, table_id)    -> SELECT of one row per change event (tombstones left out) with the
+  lakecdc.lakecdc_table_spec(source, table_id) -> {keys: [{name, type, expr}], columns: [{name, type, expr, toast}]}
+  lakecdc.lakecdc_staging(source, table_id)    -> SELECT of one row per change event (tombstones left out) with the
       key columns, the value columns (after image, before image for deletes), _unavailable (names of columns
       holding the unavailable-value placeholder), _op, _seq, _source_ts, _ts, _batch_id, _key_json, _lsn.
-  lakecdc_staging_meta(source, table_id, spec) -> the same rows without the key and value columns.
+  lakecdc.lakecdc_staging_meta(source, table_id, spec) -> the same rows without the key and value columns.
 -#}
 
 {% macro lakecdc_bronze_relation(source_name, kind) -%}
@@ -19,11 +19,11 @@
     that disappears while a new one of the same source type appears at the same position was renamed
     (RENAME COLUMN / CHANGE keep the position; ADD appends). Chains resolve to the latest name. -#}
 {% macro lakecdc_column_renames(source_name, table_id) %}
-  {%- set history = lakecdc_bronze_relation(source_name, 'schema_history') -%}
+  {%- set history = lakecdc.lakecdc_bronze_relation(source_name, 'schema_history') -%}
   {%- if not execute or adapter.get_relation(database=none, schema=history.schema, identifier=history.identifier) is none -%}
     {{ return({}) }}
   {%- endif -%}
-  {%- set rows = run_query("select columns from " ~ history ~ " where table_id = " ~ lakecdc_lit(table_id)
+  {%- set rows = run_query("select columns from " ~ history ~ " where table_id = " ~ lakecdc.lakecdc_lit(table_id)
                            ~ " and change_kind in ('CREATE', 'ALTER') order by version").rows -%}
   {%- set renames = {} -%}
   {%- set ns = namespace(prev=none) -%}
@@ -54,14 +54,14 @@
     holding floats are read with get_json_object from the event text (exact digits, see lakecdc_has_float);
     the others from the decoded map (one JSON parse per event). -#}
 {% macro lakecdc_field_raw(f, key=false) -%}
-  {%- if lakecdc_has_float(f) and "'" not in f.field and "]" not in f.field -%}
-    {%- if key -%}{{ lakecdc_json_path('e.key', '$', f.field) }}
+  {%- if lakecdc.lakecdc_has_float(f) and "'" not in f.field and "]" not in f.field -%}
+    {%- if key -%}{{ lakecdc.lakecdc_json_path('e.key', '$', f.field) }}
     {%- else -%}
-    (case when e.__v.after is null then {{ lakecdc_json_path('e.value', '$.before', f.field) }}
-          else {{ lakecdc_json_path('e.value', '$.after', f.field) }} end)
+    (case when e.__v.after is null then {{ lakecdc.lakecdc_json_path('e.value', '$.before', f.field) }}
+          else {{ lakecdc.lakecdc_json_path('e.value', '$.after', f.field) }} end)
     {%- endif -%}
-  {%- elif key -%}__k[{{ lakecdc_lit(f.field) }}]
-  {%- else -%}__vals[{{ lakecdc_lit(f.field) }}]
+  {%- elif key -%}__k[{{ lakecdc.lakecdc_lit(f.field) }}]
+  {%- else -%}__vals[{{ lakecdc.lakecdc_lit(f.field) }}]
   {%- endif -%}
 {%- endmacro %}
 
@@ -72,12 +72,12 @@
     and sends no change event for them, so silver gives those events `missing_value` (the value the database
     gave them, when the history knows it) or the literal `default` (see docs/silver.md). -#}
 {% macro lakecdc_column_adds(source_name, table_id, renames) %}
-  {%- set history = lakecdc_bronze_relation(source_name, 'schema_history') -%}
+  {%- set history = lakecdc.lakecdc_bronze_relation(source_name, 'schema_history') -%}
   {%- if not execute or adapter.get_relation(database=none, schema=history.schema, identifier=history.identifier) is none -%}
     {{ return({}) }}
   {%- endif -%}
   {%- set rows = run_query("select columns, valid_from_seq, change_kind from " ~ history ~ " where table_id = "
-                           ~ lakecdc_lit(table_id) ~ " and change_kind in ('CREATE', 'ALTER', 'DROP') order by version").rows -%}
+                           ~ lakecdc.lakecdc_lit(table_id) ~ " and change_kind in ('CREATE', 'ALTER', 'DROP') order by version").rows -%}
   {%- set adds = {} -%}
   {%- set ns = namespace(prev=none) -%}
   {%- for row in rows -%}
@@ -135,7 +135,7 @@
   {%- endif -%}
   {%- if t in ('tinyint', 'smallint', 'int', 'bigint', 'float', 'double', 'string', 'boolean', 'date')
          or t.startswith('decimal(') -%}
-    {{ return('cast(' ~ lakecdc_lit(text) ~ ' as ' ~ t ~ ')') }}
+    {{ return('cast(' ~ lakecdc.lakecdc_lit(text) ~ ' as ' ~ t ~ ')') }}
   {%- endif -%}
   {{ return(none) }}
 {% endmacro %}
@@ -148,7 +148,7 @@
   {%- if (column.get('type_name') or '') | upper in ('BOOLEAN', 'BOOL', 'BIT') -%}{{ return(none) }}{%- endif -%}
   {%- if column.get('jdbc_type') in (2, 3) and column.get('length') is none -%}
     {#- numeric without precision: VariableScaleDecimal events -#}
-    {{ return(lakecdc_variable_decimal_type()) }}
+    {{ return(lakecdc.lakecdc_variable_decimal_type()) }}
   {%- endif -%}
   {%- if t in ('tinyint', 'smallint', 'int', 'bigint', 'double', 'float', 'string', 'date') or t.startswith('decimal(') -%}
     {{ return(t) }}
@@ -160,17 +160,17 @@
   {%- if not execute -%}
     {{ return({'keys': [], 'columns': [], 'found': false, 'renames': {}}) }}
   {%- endif -%}
-  {%- set renames = lakecdc_column_renames(source_name, table_id) -%}
-  {%- set events = lakecdc_bronze_relation(source_name, 'events') -%}
-  {%- set schemas = lakecdc_bronze_relation(source_name, 'schemas') -%}
+  {%- set renames = lakecdc.lakecdc_column_renames(source_name, table_id) -%}
+  {%- set events = lakecdc.lakecdc_bronze_relation(source_name, 'events') -%}
+  {%- set schemas = lakecdc.lakecdc_bronze_relation(source_name, 'schemas') -%}
   {%- set query -%}
     select u.kind, s.schema_id, max(s.schema) as schema, min(s.first_seq) as first_seq
     from {{ schemas }} s
     join (select distinct 'value' as kind, value_schema_id as id from {{ events }}
-          where table_id = {{ lakecdc_lit(table_id) }} and value_schema_id is not null
+          where table_id = {{ lakecdc.lakecdc_lit(table_id) }} and value_schema_id is not null
           union
           select distinct 'key' as kind, key_schema_id as id from {{ events }}
-          where table_id = {{ lakecdc_lit(table_id) }} and key_schema_id is not null) u
+          where table_id = {{ lakecdc.lakecdc_lit(table_id) }} and key_schema_id is not null) u
       on s.schema_id = u.id
     group by u.kind, s.schema_id
     order by first_seq, schema_id
@@ -192,16 +192,16 @@
             {%- do cols.update({name: {'types': [], 'variants': [], 'toast': false, 'raws': []}}) -%}
             {%- do order.append(name) -%}
           {%- endif -%}
-          {%- set raw = lakecdc_field_raw(f) -%}
-          {%- do cols[name]['types'].append(lakecdc_spark_type(f) | trim) -%}
-          {%- do cols[name]['variants'].append([row[1], lakecdc_decode(raw, f) | trim]) -%}
+          {%- set raw = lakecdc.lakecdc_field_raw(f) -%}
+          {%- do cols[name]['types'].append(lakecdc.lakecdc_spark_type(f) | trim) -%}
+          {%- do cols[name]['variants'].append([row[1], lakecdc.lakecdc_decode(raw, f) | trim]) -%}
           {%- if raw not in cols[name]['raws'] -%}{%- do cols[name]['raws'].append(raw) -%}{%- endif -%}
-          {%- if lakecdc_may_be_unavailable(f) | trim == 'True' -%}{%- do cols[name].update({'toast': true}) -%}{%- endif -%}
+          {%- if lakecdc.lakecdc_may_be_unavailable(f) | trim == 'True' -%}{%- do cols[name].update({'toast': true}) -%}{%- endif -%}
           {%- if f.get('default') is not none and (f.get('name') or '') in ('', 'org.apache.kafka.connect.data.Decimal')
-                 and f.get('type') in ('int8', 'int16', 'int32', 'int64', 'boolean', 'string', 'bytes') + lakecdc_float_types() -%}
+                 and f.get('type') in ('int8', 'int16', 'int32', 'int64', 'boolean', 'string', 'bytes') + lakecdc.lakecdc_float_types() -%}
             {#- the value schema's default (Debezium's, for a literal column default): decoded like a value -#}
             {%- set text = f['default'] if f['default'] is string else tojson(f['default']) -%}
-            {%- do cols[name].update({'schema_default': lakecdc_decode(lakecdc_lit(text), f) | trim}) -%}
+            {%- do cols[name].update({'schema_default': lakecdc.lakecdc_decode(lakecdc.lakecdc_lit(text), f) | trim}) -%}
           {%- endif -%}
         {%- endfor -%}
       {%- elif after -%}
@@ -217,16 +217,16 @@
   {%- set keys = [] -%}
   {%- if ns.key_schema is not none -%}
     {%- for f in ns.key_schema.get('fields') or [] -%}
-      {%- set t = lakecdc_spark_type(f) | trim -%}
+      {%- set t = lakecdc.lakecdc_spark_type(f) | trim -%}
       {%- do keys.append({'name': f.field, 'type': t,
-                          'expr': 'cast(' ~ (lakecdc_decode(lakecdc_field_raw(f, key=true), f) | trim) ~ ' as ' ~ t ~ ')'}) -%}
+                          'expr': 'cast(' ~ (lakecdc.lakecdc_decode(lakecdc.lakecdc_field_raw(f, key=true), f) | trim) ~ ' as ' ~ t ~ ')'}) -%}
     {%- endfor -%}
   {%- endif -%}
   {%- set key_names = keys | map(attribute='name') | list -%}
   {%- set columns = [] -%}
   {%- for name in order if name not in key_names -%}
     {%- set c = cols[name] -%}
-    {%- set t = lakecdc_widest_type(c['types']) | trim -%}
+    {%- set t = lakecdc.lakecdc_widest_type(c['types']) | trim -%}
     {%- set distinct_exprs = c['variants'] | map(attribute=1) | unique | list -%}
     {%- if distinct_exprs | length == 1 -%}
       {%- set expr = 'cast(' ~ distinct_exprs[0] ~ ' as ' ~ t ~ ')' -%}
@@ -234,7 +234,7 @@
       {%- set parts = [] -%}
       {%- for e in distinct_exprs -%}
         {%- set ids = [] -%}
-        {%- for v in c['variants'] if v[1] == e -%}{%- do ids.append(lakecdc_lit(v[0])) -%}{%- endfor -%}
+        {%- for v in c['variants'] if v[1] == e -%}{%- do ids.append(lakecdc.lakecdc_lit(v[0])) -%}{%- endfor -%}
         {%- do parts.append('when value_schema_id in (' ~ ids | join(', ') ~ ') then cast(' ~ e ~ ' as ' ~ t ~ ')') -%}
       {%- endfor -%}
       {%- set expr = 'case ' ~ parts | join(' ') ~ ' end' -%}
@@ -244,15 +244,15 @@
   {%- endfor -%}
   {#- columns added by ALTER TABLE: the default for the rows that predate them; a column no event has shown
       yet is there at once -#}
-  {%- set adds = lakecdc_column_adds(source_name, table_id, renames) -%}
+  {%- set adds = lakecdc.lakecdc_column_adds(source_name, table_id, renames) -%}
   {%- for name, add in adds.items() if name not in key_names -%}
     {%- set known = columns | selectattr('name', 'equalto', name) | list -%}
-    {%- set t = known[0]['type'] if known else lakecdc_history_type(add['column']) -%}
+    {%- set t = known[0]['type'] if known else lakecdc.lakecdc_history_type(add['column']) -%}
     {%- if t is not none -%}
       {#- the value the database gave those rows when the history knows it (PostgreSQL's attmissingval, MariaDB's
           literal or constant default); else the history's default text; else the value schema's default -#}
-      {%- set default_sql = lakecdc_default_sql(add['missing_value'], t) if add['missing_value'] is not none
-                            else lakecdc_default_sql(add['default'], t) if add['default'] is not none
+      {%- set default_sql = lakecdc.lakecdc_default_sql(add['missing_value'], t) if add['missing_value'] is not none
+                            else lakecdc.lakecdc_default_sql(add['default'], t) if add['default'] is not none
                             else (known[0].get('schema_default') if known else none) -%}
       {%- if add['default'] is not none and default_sql is none -%}
         {{ log("lakecdc: " ~ table_id ~ "." ~ name ~ " was added with the default " ~ add['default'] ~ ", which silver "
@@ -261,7 +261,7 @@
       {%- endif -%}
       {%- set before = 'cast(' ~ (default_sql or 'null') ~ ' as ' ~ t ~ ')' -%}
       {%- if known -%}
-        {%- do known[0].update({'expr': 'case when e.seq <= ' ~ lakecdc_lit(add['seq']) ~ ' then ' ~ before
+        {%- do known[0].update({'expr': 'case when e.seq <= ' ~ lakecdc.lakecdc_lit(add['seq']) ~ ' then ' ~ before
                                          ~ ' else ' ~ known[0]['expr'] ~ ' end', 'added': true,
                                 'default_added': default_sql is not none}) -%}
       {%- else -%}
@@ -274,19 +274,19 @@
 {% endmacro %}
 
 {% macro lakecdc_staging(source_name, table_id) %}
-  {%- set spec = lakecdc_table_spec(source_name, table_id) -%}
+  {%- set spec = lakecdc.lakecdc_table_spec(source_name, table_id) -%}
   {%- if execute and not spec['found'] -%}
     {{ exceptions.raise_compiler_error("lakecdc: no registered schemas for table " ~ table_id ~ " in source "
                                        ~ source_name ~ " (is bronze." ~ source_name ~ "_schemas filled?)") }}
   {%- endif -%}
-  {{ lakecdc_staging_select(source_name, table_id, spec, true) }}
+  {{ lakecdc.lakecdc_staging_select(source_name, table_id, spec, true) }}
 {% endmacro %}
 
 {#- The staging rows without the key and value columns (_unavailable and the _ columns): what the CDC
     materializations ask about new rows. Nothing is decoded, so the engine plans it in a fraction of the time
     the full staging SQL takes (its decoding expressions run to kilobytes per column). -#}
 {% macro lakecdc_staging_meta(source_name, table_id, spec) %}
-  {{- lakecdc_staging_select(source_name, table_id, spec, false) -}}
+  {{- lakecdc.lakecdc_staging_select(source_name, table_id, spec, false) -}}
 {% endmacro %}
 
 {% macro lakecdc_staging_select(source_name, table_id, spec, with_values) %}
@@ -294,16 +294,16 @@
   select
     {%- if with_values %}
     {%- for k in spec['keys'] %}
-    {{ k['expr'] }} as {{ lakecdc_ident(k['name']) }},
+    {{ k['expr'] }} as {{ lakecdc.lakecdc_ident(k['name']) }},
     {%- endfor %}
     {%- for c in spec['columns'] %}
-    {{ c['expr'] }} as {{ lakecdc_ident(c['name']) }},
+    {{ c['expr'] }} as {{ lakecdc.lakecdc_ident(c['name']) }},
     {%- endfor %}
     {%- endif %}
     {%- if toast %}
     filter(array(
       {%- for c in toast %}
-      case when {% for raw in c['raws'] %}{{ lakecdc_is_unavailable(raw) }}{% if not loop.last %} or {% endif %}{% endfor %} then {{ lakecdc_lit(c['name']) }} end
+      case when {% for raw in c['raws'] %}{{ lakecdc.lakecdc_is_unavailable(raw) }}{% if not loop.last %} or {% endif %}{% endfor %} then {{ lakecdc.lakecdc_lit(c['name']) }} end
       {%- if not loop.last %},{% endif %}
       {%- endfor %}), x -> x is not null) as _unavailable,
     {%- else %}
@@ -321,8 +321,8 @@
     from (
       select e.*,
              from_json(e.value, 'before map<string,string>, after map<string,string>') as __v
-      from {{ lakecdc_bronze_relation(source_name, 'events') }} e
-      where e.table_id = {{ lakecdc_lit(table_id) }} and e.op is not null
+      from {{ lakecdc.lakecdc_bronze_relation(source_name, 'events') }} e
+      where e.table_id = {{ lakecdc.lakecdc_lit(table_id) }} and e.op is not null
     ) e
   ) e
 {% endmacro %}

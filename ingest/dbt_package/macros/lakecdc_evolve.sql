@@ -1,9 +1,9 @@
 {#-
   Schema evolution without a full refresh, in ONE place per engine.
 
-  lakecdc_table_columns(relation) -> [{name, type}] read from the data itself (Sail's DESCRIBE can lag
+  lakecdc.lakecdc_table_columns(relation) -> [{name, type}] read from the data itself (Sail's DESCRIBE can lag
       behind a schema-evolving MERGE, so the table is queried instead).
-  lakecdc_evolve_schema(relation, desired) adds missing columns and widens widened ones; columns the
+  lakecdc.lakecdc_evolve_schema(relation, desired) adds missing columns and widens widened ones; columns the
       table has but `desired` lacks are kept (dropped source columns stop being filled).
   Engine difference: Sail 0.7 has no ALTER TABLE ADD COLUMNS, so new columns come through an empty
   MERGE WITH SCHEMA EVOLUTION; Databricks / Spark with delta-spark use ALTER TABLE (var lakecdc_engine).
@@ -14,7 +14,7 @@
   {%- if not execute -%}{{ return([]) }}{%- endif -%}
   {%- set names = run_query('select * from ' ~ relation ~ ' limit 0').column_names -%}
   {%- set query -%}
-    select {% for n in names %}typeof(__t.{{ lakecdc_ident(n) }}){% if not loop.last %}, {% endif %}{% endfor %}
+    select {% for n in names %}typeof(__t.{{ lakecdc.lakecdc_ident(n) }}){% if not loop.last %}, {% endif %}{% endfor %}
     from (select 1 as __one) __o left join (select * from {{ relation }} limit 1) __t on true
   {%- endset -%}
   {%- set types = run_query(query).rows[0] -%}
@@ -24,7 +24,7 @@
 {% endmacro %}
 
 {% macro lakecdc_evolve_schema(relation, desired, renames={}) %}
-  {%- set existing = lakecdc_table_columns(relation) -%}
+  {%- set existing = lakecdc.lakecdc_table_columns(relation) -%}
   {%- set have = {} -%}
   {%- for c in existing -%}{%- do have.update({c['name'] | lower: c}) -%}{%- endfor -%}
   {%- set desired_types = {} -%}
@@ -44,7 +44,7 @@
     {%- if old is none -%}
       {%- if (c['name'] | lower) not in rename_targets -%}{%- do missing.append(c) -%}{%- endif -%}
     {%- elif old['type'] != c['type'] -%}
-      {%- set wide = lakecdc_widest_type([old['type'], c['type']]) | trim -%}
+      {%- set wide = lakecdc.lakecdc_widest_type([old['type'], c['type']]) | trim -%}
       {%- if wide != old['type'] -%}{%- do widened.update({c['name'] | lower: wide}) -%}{%- endif -%}
     {%- endif -%}
   {%- endfor -%}
@@ -53,22 +53,22 @@
       select
       {%- for c in existing %}
         {% if (c['name'] | lower) in renamed -%}
-        cast({{ lakecdc_ident(c['name']) }} as {{ desired_types[renamed[c['name'] | lower] | lower] }}) as {{ lakecdc_ident(renamed[c['name'] | lower]) }}
+        cast({{ lakecdc.lakecdc_ident(c['name']) }} as {{ desired_types[renamed[c['name'] | lower] | lower] }}) as {{ lakecdc.lakecdc_ident(renamed[c['name'] | lower]) }}
         {%- elif (c['name'] | lower) in widened -%}
-        cast({{ lakecdc_ident(c['name']) }} as {{ widened[c['name'] | lower] }}) as {{ lakecdc_ident(c['name']) }}
-        {%- else -%}{{ lakecdc_ident(c['name']) }} as {{ lakecdc_ident(c['name']) }}{%- endif %}
+        cast({{ lakecdc.lakecdc_ident(c['name']) }} as {{ widened[c['name'] | lower] }}) as {{ lakecdc.lakecdc_ident(c['name']) }}
+        {%- else -%}{{ lakecdc.lakecdc_ident(c['name']) }} as {{ lakecdc.lakecdc_ident(c['name']) }}{%- endif %}
         {%- if not loop.last or missing %},{% endif %}
       {%- endfor %}
       {%- for c in missing %}
-        cast(null as {{ c['type'] }}) as {{ lakecdc_ident(c['name']) }}{% if not loop.last %},{% endif %}
+        cast(null as {{ c['type'] }}) as {{ lakecdc.lakecdc_ident(c['name']) }}{% if not loop.last %},{% endif %}
       {%- endfor %}
       from {{ relation }}
     {%- endset -%}
     {{ log("lakecdc: rewriting " ~ relation ~ " (widened " ~ widened ~ ", renamed " ~ renamed ~ ")", info=true) }}
-    {%- do lakecdc_replace_table(relation, select_sql, 'lakecdc_widen', location_clause()) -%}
+    {%- do lakecdc.lakecdc_replace_table(relation, select_sql, 'lakecdc_widen', location_clause()) -%}
   {%- elif missing -%}
     {{ log("lakecdc: adding columns " ~ (missing | map(attribute='name') | list) ~ " to " ~ relation, info=true) }}
-    {%- call statement('lakecdc_add_columns') -%}{{ lakecdc_add_columns(relation, missing) }}{%- endcall -%}
+    {%- call statement('lakecdc_add_columns') -%}{{ lakecdc.lakecdc_add_columns(relation, missing) }}{%- endcall -%}
   {%- endif -%}
   {{ return(widened or missing or renamed) }}
 {% endmacro %}
@@ -76,13 +76,13 @@
 {% macro lakecdc_add_columns(relation, columns) -%}
   {%- if var('lakecdc_engine', 'sail') == 'sail' -%}
   merge with schema evolution into {{ relation }} __t
-  using (select {% for c in columns %}cast(null as {{ c['type'] }}) as {{ lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
+  using (select {% for c in columns %}cast(null as {{ c['type'] }}) as {{ lakecdc.lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
          where 1 = 0) __s
   on 1 = 0
   when not matched then insert *
   {%- else -%}
   alter table {{ relation }} add columns (
-    {%- for c in columns %}{{ lakecdc_ident(c['name']) }} {{ c['type'] }}{% if not loop.last %}, {% endif %}{% endfor -%}
+    {%- for c in columns %}{{ lakecdc.lakecdc_ident(c['name']) }} {{ c['type'] }}{% if not loop.last %}, {% endif %}{% endfor -%}
   )
   {%- endif -%}
 {%- endmacro %}
