@@ -1,10 +1,11 @@
 """End to end, source database -> silver: a real MariaDB and a real PostgreSQL, ingested with `lakecdc run
 --until-caught-up`, then `lakecdc schema rebuild`, `lakecdc generate` and `lakecdc dbt build`, each in a fresh
-process with the working directory in a copy of the dbt project (as ingest/demo/pipeline.py does). After a
+process with the working directory in a project made by `lakecdc init` (lakecdc's dbt package through
+packages.yml, as a user's own project). After a
 workload (updates, deletes, primary-key changes, added columns, inserts; TOASTed values on PostgreSQL; a
 renamed column on MariaDB)
 every silver table must equal its source table row for row and column for column; a second workload and
-build checks the incremental path. One test also builds the generated models with plain `dbt build` (the
+build checks the incremental path. The PostgreSQL test builds the second time with plain `dbt build` (the
 .venv's dbt executable) against `lakecdc serve`.
 
 Normalisations applied before comparing (docs/e2e.md), and nothing else:
@@ -520,25 +521,23 @@ def pg_pipeline(project: Project, dsn: str, dbt_build: Callable[[], str]) -> Non
                  between=toast_path_taken)
 
 
-def test_postgresql_silver_equals_source(pg_project: tuple[Project, str]) -> None:
-    project, dsn = pg_project
-    pg_pipeline(project, dsn, project.dbt_build_local)
-
-
-def test_postgresql_through_lakecdc_serve_and_plain_dbt(pg_project: tuple[Project, str]) -> None:
-    """The same pipeline, every dbt build being plain `dbt build` against one long-running `lakecdc serve`
-    (started after the first ingest, kept running while later ingests land in bronze)."""
+def test_postgresql_silver_equals_source_local_then_served(pg_project: tuple[Project, str]) -> None:
+    """The first build is `lakecdc dbt build` (the engine in process), the incremental second one plain
+    `dbt build` (the venv's dbt executable) against `lakecdc serve` started after that, while the second
+    ingest lands in bronze: both ways of running dbt build the same silver."""
     project, dsn = pg_project
     with contextlib.ExitStack() as stack:
-        builds: list[Callable[[], str]] = []
+        served: list[Callable[[], str]] = []
 
         def dbt_build() -> str:
-            if not builds:
-                builds.append(stack.enter_context(project.served()))
-            return builds[0]()
+            if served:
+                return served[0]()
+            output = project.dbt_build_local()
+            served.append(stack.enter_context(project.served()))
+            return output
 
         pg_pipeline(project, dsn, dbt_build)
-    assert builds, "dbt never ran through lakecdc serve"
+    assert served, "dbt never ran through lakecdc serve"
 
 
 # -- regression tests for PostgreSQL defects this suite found (fixed) ---------------------------------------

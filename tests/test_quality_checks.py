@@ -82,15 +82,18 @@ def seed_lakehouse(spark, warehouse: Path, suffix: str = "", defect: str | None 
                  "source STRING, seq STRING, stage STRING, error STRING, raw BINARY, raw_text STRING, "
                  "position STRING, batch_id BIGINT, rejected_at TIMESTAMP", rejects)
 
-    current = [(1, "ada", "active", "0005", ("sql", "current_timestamp()"), "u"),
-               (2, "grace", "closed", "0002", ts, "r"),
-               (4, PH if defect == "placeholder" else "edsger", "active", "0004", ts, "c")]
+    # photo: bytes that are not UTF-8 (the check must not read them as text), and the placeholder's bytes
+    photo_ph = ("sql", f"X'{PH.encode().hex()}'") if defect == "placeholder" else ("sql", "X'00'")
+    current = [(1, "ada", "active", ("sql", "X'FF00FEC3'"), "0005", ("sql", "current_timestamp()"), "u"),
+               (2, "grace", "closed", None, "0002", ts, "r"),
+               (4, PH if defect == "placeholder" else "edsger", "active", photo_ph, "0004", ts, "c")]
     if defect == "duplicate_key":
-        current.append((2, "grace h.", "active", "0003", ts, "u"))
+        current.append((2, "grace h.", "active", None, "0003", ts, "u"))
     if defect == "reconciliation":
         current = [row for row in current if row[0] != 4]
     create_table(spark, warehouse, f"{silver}.inv_customers",
-                 "id INT, name STRING, status STRING, _seq STRING, _source_ts TIMESTAMP, _op STRING", current)
+                 "id INT, name STRING, status STRING, photo BINARY, _seq STRING, _source_ts TIMESTAMP, _op STRING",
+                 current)
 
     def d(day: int) -> tuple[str, str]:
         return ("sql", f"TIMESTAMP'2024-01-{day:02d} 00:00:00'")
@@ -226,7 +229,7 @@ def test_seeded_defect_fails_the_right_expectation(lake, tmp_path: Path, defect:
         assert column_of(sample, "id") == [2, 2] and sorted(column_of(sample, "_seq")) == ["0002", "0003"]
     elif defect == "placeholder":
         assert outcome.description.startswith("no Debezium placeholder values")
-        assert column_of(sample, "id") == [4] and column_of(sample, "columns with a placeholder") == ["name"]
+        assert column_of(sample, "id") == [4] and column_of(sample, "columns with a placeholder") == ["name,photo"]
         assert not [c for c in sample["columns"] if c.startswith("_lakecdc_")], sample["columns"]
     elif defect == "stale_source":
         assert "latest change at most 86400 s old" in outcome.description and outcome.severity == "warn"

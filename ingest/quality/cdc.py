@@ -48,12 +48,14 @@ def add_placeholder_check(df: DataFrame, check: dict[str, Any]) -> tuple[DataFra
     from pyspark.sql.types import BinaryType, StringType
 
     values = [str(v) for v in check["values"]]
+    # binary columns by their bytes, as hex: most binary values are not UTF-8 text (a cast fails on Sail)
+    hex_values = [v.encode().hex().upper() for v in values]
     parts = []
     for f in df.schema.fields:
         if isinstance(f.dataType, StringType):
             parts.append(F.when(_c(f.name).isin(values), F.lit(f.name)))
         elif isinstance(f.dataType, BinaryType):
-            parts.append(F.when(_c(f.name).cast("string").isin(values), F.lit(f.name)))
+            parts.append(F.when(F.hex(_c(f.name)).isin(hex_values), F.lit(f.name)))
     if not parts:
         return df, None
     derived = F.concat_ws(",", *parts)
