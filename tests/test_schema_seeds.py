@@ -117,3 +117,33 @@ def test_table_changes_authoritative_with_ddl_cross_check():
                                                    json.dumps([entry]))], "mariadb", source="s")
     assert rows[1]["state_source"] == "table_changes" and rows[1]["parse_status"] == "mismatch"
     assert json.loads(rows[1]["columns"])[0]["nullable"] is False
+
+
+@pytest.mark.parametrize(("dialect", "ddl", "expected"), [
+    # (table_id, version, change_kind, previous_table_id) of the rows the rename produces
+    ("mariadb", ["RENAME TABLE a TO b"], [("db.a", 2, "DROP", None), ("db.b", 1, "ALTER", "db.a")]),
+    ("mariadb", ["ALTER TABLE a RENAME TO b"], [("db.a", 2, "DROP", None), ("db.b", 1, "ALTER", "db.a")]),
+    ("mariadb", ["RENAME TABLE a TO b, b TO c"],
+     [("db.a", 2, "DROP", None), ("db.b", 1, "ALTER", "db.a"), ("db.b", 2, "DROP", None),
+      ("db.c", 1, "ALTER", "db.b")]),
+    # a swap: a keeps living (under the table that was a_new), a_new ends
+    ("mariadb", ["CREATE TABLE a_new (id int primary key, v int)", "RENAME TABLE a TO a_old, a_new TO a"],
+     [("db.a_new", 1, "CREATE", None), ("db.a_old", 1, "ALTER", "db.a"), ("db.a_new", 2, "DROP", None),
+      ("db.a", 2, "ALTER", "db.a_new")]),
+    ("postgres", ["ALTER TABLE public.a RENAME TO b"],
+     [("db.public.a", 2, "DROP", None), ("db.public.b", 1, "ALTER", "db.public.a")]),
+])
+def test_a_renamed_table_ends_under_its_old_id(dialect: str, ddl: list[str], expected: list[tuple]) -> None:
+    """After a rename the old id's last history version is a DROP: `schema show` and the models do not
+    read it as a live table; the new id's first version links back to it."""
+    create = "CREATE TABLE a (id int primary key, v int)" if dialect == "mariadb" else \
+        "CREATE TABLE public.a (id int primary key, v int)"
+    records = [SchemaChangeRecord(seq=f"{i:04d}", ddl=stmt, database_name="db",
+                                  schema_name="public" if dialect == "postgres" else None)
+               for i, stmt in enumerate([create, *ddl])]
+    rows, rejects, state = build_history(records, dialect, source="s")
+    assert not rejects
+    got = [(r["table_id"], r["version"], r["change_kind"], r["previous_table_id"]) for r in rows[1:]]
+    assert got == expected
+    dropped = {r["table_id"] for r in rows if r["change_kind"] == "DROP"}
+    assert not dropped & {str(t) for t in state.tables}
