@@ -147,3 +147,20 @@ def test_a_renamed_table_ends_under_its_old_id(dialect: str, ddl: list[str], exp
     assert got == expected
     dropped = {r["table_id"] for r in rows if r["change_kind"] == "DROP"}
     assert not dropped & {str(t) for t in state.tables}
+
+
+def test_a_rename_from_table_changes_ends_the_old_id_without_a_mismatch() -> None:
+    """The same from a Debezium schema change record (tableChanges authoritative, the DDL cross-checked)."""
+    columns = [{"name": "id", "jdbcType": 4, "typeName": "INT", "typeExpression": "INT", "position": 1,
+                "optional": False, "autoIncremented": False, "generated": False}]
+    table = {"defaultCharsetName": None, "primaryKeyColumnNames": ["id"], "columns": columns}
+    records = [
+        SchemaChangeRecord(seq="0001", ddl="CREATE TABLE a (id INT PRIMARY KEY)", database_name="db",
+                           table_changes=json.dumps([{"type": "CREATE", "id": '"db"."a"', "table": table}])),
+        SchemaChangeRecord(seq="0002", ddl="RENAME TABLE a TO b", database_name="db",
+                           table_changes=json.dumps([{"type": "ALTER", "id": '"db"."a","db"."b"', "table": table}])),
+    ]
+    rows, _, _ = build_history(records, "mariadb", source="s")
+    got = [(r["table_id"], r["version"], r["change_kind"], r["previous_table_id"], r["parse_status"]) for r in rows]
+    assert got == [("db.a", 1, "CREATE", None, "ok"), ("db.a", 2, "DROP", None, "ok"),
+                   ("db.b", 1, "ALTER", "db.a", "ok")]

@@ -206,8 +206,8 @@ SCENARIOS: dict[str, list[Step]] = {
          ([("Id", "int", False, None), ("Name", "varchar(100)", True, None)], ["Id"]), ["CREATE"]),
         ("EXEC sp_rename 'inventory.Products.Name', 'Title', 'COLUMN'", "inventory.Products",
          ([("Id", "int", False, None), ("Title", "varchar(100)", True, None)], ["Id"]), ["ALTER"]),
-        ("EXEC sp_rename N'inventory.Products', N'Goods'", "inventory.Goods",  # the old id ends with a DROP
-         ([("Id", "int", False, None), ("Title", "varchar(100)", True, None)], ["Id"]), ["DROP", "ALTER"]),
+        ("EXEC sp_rename N'inventory.Products', N'Goods'", "inventory.Goods",
+         ([("Id", "int", False, None), ("Title", "varchar(100)", True, None)], ["Id"]), ["ALTER"]),
         ("EXEC sp_rename 'inventory.Goods.IX_Title', 'IX_Title2', 'INDEX'", "inventory.Goods",
          ([("Id", "int", False, None), ("Title", "varchar(100)", True, None)], ["Id"]), ["NOOP"]),
         ("ALTER TABLE inventory.goods ALTER COLUMN title varchar(150) NOT NULL", "inventory.Goods",

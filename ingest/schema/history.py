@@ -15,7 +15,7 @@ from typing import Any
 from ingest.bronze.contract import BronzeReject
 from ingest.errors import LakecdcError
 from ingest.schema.interpreter import SchemaState
-from ingest.schema.model import ERROR, Change, Table
+from ingest.schema.model import DROP, ERROR, Change, Table
 
 # S_schema_history columns (Spark SQL types). `columns` and `primary_key` are JSON strings (Sail-safe); each
 # element of `columns` is Column.to_history(): name, position, source_type, type_name, jdbc_type, length, scale,
@@ -120,14 +120,14 @@ def build_history(records: Iterable[SchemaChangeRecord], dialect: str, *, source
             changes = state.apply_table_changes(entries, dialect, statement=ddl, default_database=record.database_name)
             mismatch = _cross_check(parsed, changes) if ddl.strip() else None
             _carry_missing_values(parsed, changes)
-            for i, change in enumerate(changes):
+            for i, change in enumerate(_with_rename_drops(state, changes)):
                 rows.append(_table_row(source, record.seq, i, change, "mismatch" if mismatch else "ok", mismatch,
                                        "table_changes", ddl))
             continue
         if not ddl.strip():
             continue
-        for i, change in enumerate(state.apply(ddl, dialect, record.database_name,
-                                               default_schema=record.schema_name)):
+        for i, change in enumerate(_with_rename_drops(state, state.apply(ddl, dialect, record.database_name,
+                                                                         default_schema=record.schema_name))):
             if change.kind == ERROR:
                 if not skip_unparseable:
                     raise UnparseableDdl(f"schema change at seq {record.seq}: cannot parse DDL: {change.detail} "
@@ -139,6 +139,24 @@ def build_history(records: Iterable[SchemaChangeRecord], dialect: str, *, source
             elif change.structural:
                 rows.append(_table_row(source, record.seq, i, change, "ok", None, "ddl", change.statement))
     return rows, rejects, state
+
+
+def _with_rename_drops(state: SchemaState, changes: list[Change]) -> list[Change]:
+    """In the history a renamed table's old id ends with a DROP version of its own, right before the rename:
+    its rows live on under the new id (previous_table_id links the two), and nothing reads the old id as a live
+    table. An id that exists again at the end (a swap: RENAME a TO a_old, a_new TO a) is not dropped. Only the
+    history: the connectors' tableChanges stay Debezium's (one entry per rename)."""
+    out: list[Change] = []
+    for change in changes:
+        old = change.previous_id
+        if change.structural and change.table is not None and old is not None and old != change.table_id \
+                and old not in state.tables:
+            last = change.table.copy()
+            last.id = old
+            last.version = state.next_version(old)
+            out.append(Change(kind=DROP, statement=change.statement, table_id=old, table=last))
+        out.append(change)
+    return out
 
 
 def _carry_missing_values(parsed: list[Change], authoritative: list[Change]) -> None:

@@ -73,7 +73,7 @@ class SchemaState:
             except (DdlSyntaxError, TypeError_, KeyError, ValueError, IndexError) as exc:
                 message = str(exc) if not isinstance(exc, KeyError) else f"unknown column {exc.args[0]}"
                 changes.append(Change(kind=ERROR, statement=text, table_id=run.target, detail=message))
-        return self._with_rename_drops(changes)
+        return changes
 
     def table(self, table_id: TableId) -> Table | None:
         return self.tables.get(table_id)
@@ -118,23 +118,7 @@ class SchemaState:
             self.tables[new_id] = table
             changes.append(Change(kind=kind, statement=statement, table_id=new_id, table=table.copy(),
                                   previous_id=old_id))
-        return self._with_rename_drops(changes)
-
-    def _with_rename_drops(self, changes: list[Change]) -> list[Change]:
-        """Each renamed table's old id ends with a DROP version of its own, right before the rename: its rows
-        live on under the new id (previous_id links the two), and nothing reads the old id as a live table. An
-        id that exists again at the end (a swap: RENAME a TO a_old, a_new TO a) is not dropped."""
-        out: list[Change] = []
-        for change in changes:
-            old = change.previous_id
-            if change.structural and change.table is not None and old is not None and old != change.table_id \
-                    and old not in self.tables:
-                last = change.table.copy()
-                last.id = old
-                last.version = self.next_version(old)
-                out.append(Change(kind=DROP, statement=change.statement, table_id=old, table=last))
-            out.append(change)
-        return out
+        return changes
 
 
 _ID_PART = re.compile(r'"((?:[^"]|"")*)"|([^".,]+)')
