@@ -204,6 +204,72 @@ def test_renamed_column_keeps_its_data(engine, warehouse: Path, tmp_path: Path):
     assert _rows(spark, "silver.inv__items") == incremental
 
 
+def _write_history(spark, warehouse: Path, rows: list[dict], changes: list[tuple[str, int, int]]) -> None:
+    """bronze.inv_schema_history rows, and bronze.inv_schema_changes rows (seq, ts_ms, batch_id)."""
+    from ingest.bronze.contract import SCHEMA_CHANGES_COLUMNS, ddl_columns
+    from ingest.schema.history import HISTORY_COLUMNS
+
+    for name, columns, data in (
+            ("inv_schema_history", HISTORY_COLUMNS, [tuple(r.get(n) for n, _ in HISTORY_COLUMNS) for r in rows]),
+            ("inv_schema_changes", SCHEMA_CHANGES_COLUMNS,
+             [("inv", seq, ts, "shop", "public", "DROP TABLE items", "[]", "{}", None, batch, None)
+              for seq, ts, batch in changes])):
+        spark.createDataFrame(data, schema=ddl_columns(columns)).write.format("delta").mode("overwrite").save(
+            str(warehouse / "bronze" / name))
+        spark.sql(f"CREATE TABLE IF NOT EXISTS bronze.{name} USING delta LOCATION '{warehouse}/bronze/{name}'")
+
+
+def test_dropped_table_ends_in_silver(engine, warehouse: Path, tmp_path: Path):
+    """The source drops the table (no delete events): once the schema history holds the DROP, current state is
+    empty and every history version is closed at the drop's time; the table created again fills up from its
+    new events. Incremental and full refresh agree."""
+    import json
+
+    spark = engine.spark
+    cols = [("id", INT32), ("name", STRING)]
+    b = Bronze(spark, warehouse)
+    b.land([b.event(T, "c", {"id": i}, None, {"id": i, "name": f"n{i}"}, KEYS, cols) for i in (1, 2, 3)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build")
+    assert len(_rows(spark, "silver.inv__items")) == 3
+
+    columns = json.dumps([{"name": "id", "position": 1, "type_name": "INT", "key": True, "spark_type": "INT"},
+                          {"name": "name", "position": 2, "type_name": "VARCHAR", "spark_type": "STRING"}])
+    drop_seq = b.next_seq()
+    drop_ms = 1_700_000_000_000
+    b.batch += 1   # the schema change's own batch, as the runner lands it
+    base = {"source": "inv", "table_id": T, "columns": columns, "primary_key": '["id"]', "parse_status": "ok"}
+    # first a rename of another table to this name and away again: the DROP a rename leaves ends nothing
+    renamed = {**base, "table_id": "shop.public.other", "version": 2, "valid_from_seq": "0" * 15 + "1",
+               "change_kind": "DROP"}
+    _write_history(spark, warehouse, [{**base, "version": 1, "valid_from_seq": "0" * 16, "change_kind": "CREATE"},
+                                      renamed, {**renamed, "table_id": T, "valid_from_seq": "0" * 15 + "2"},
+                                      {**base, "table_id": "shop.public.moved", "version": 1, "change_kind": "ALTER",
+                                       "valid_from_seq": "0" * 15 + "2", "previous_table_id": T}],
+                   [("0" * 15 + "2", drop_ms - 5, b.batch)])
+    run_dbt(engine, project, "build")
+    assert len(_rows(spark, "silver.inv__items")) == 3
+    _write_history(spark, warehouse, [{**base, "version": 1, "valid_from_seq": "0" * 16, "change_kind": "CREATE"},
+                                      {**base, "version": 2, "valid_from_seq": drop_seq, "change_kind": "DROP"}],
+                   [(drop_seq, drop_ms, b.batch)])
+    run_dbt(engine, project, "build")
+    assert _rows(spark, "silver.inv__items") == []
+    history = _rows(spark, "silver.inv__items_history", "id, valid_from_seq")
+    assert [(r["id"], r["is_current"], r["valid_to_seq"]) for r in history] == [(i, False, drop_seq) for i in (1, 2, 3)]
+    assert {int(r["valid_to"].timestamp() * 1000) for r in history} == {drop_ms}
+
+    # created again: the new rows only
+    b.land([b.event(T, "c", {"id": 2}, None, {"id": 2, "name": "again"}, KEYS, cols)])
+    run_dbt(engine, project, "build")
+    incremental = _rows(spark, "silver.inv__items")
+    assert [(r["id"], r["name"]) for r in incremental] == [(2, "again")]
+    incremental_history = _rows(spark, "silver.inv__items_history", "id, valid_from_seq")
+    run_dbt(engine, project, "build", "--full-refresh")
+    assert _rows(spark, "silver.inv__items") == incremental
+    assert _rows(spark, "silver.inv__items_history", "id, valid_from_seq") == incremental_history
+
+
 def test_added_column_default_from_the_value_schema(engine, warehouse: Path, tmp_path: Path):
     """PostgreSQL-style: the schema history shows the column added (without its default), the value schema after
     the ADD carries Debezium's `default`: the rows older than the ADD get it, incremental and full refresh."""
