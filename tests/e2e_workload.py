@@ -827,11 +827,12 @@ class Scenario:
     def build_and_compare(self, stage: str) -> None:
         self.project.ingest()                          # catch-up: `run --until-caught-up`
         self.project.prepare_models()                  # schema rebuild + generate
+        incremental = (self.project.warehouse / "silver").is_dir()   # silver built before: this build merges
         log_size = self.project.dbt_log().stat().st_size if self.project.dbt_log().exists() else 0
         self.project.dbt_build_local()
         self.log(f"{stage} done; comparing")
         self.result.stages[stage] = self.compare()
-        if log_size:  # the incremental build merged into every table silver already had
+        if incremental:  # the incremental build merged into every table silver already had
             built = self.project.dbt_log().read_text(errors="replace")[log_size:]
             for name in self.project.silver_tables():
                 if not re.search(rf"merge into \S*{SOURCE}__{name}\b", built, re.IGNORECASE):
