@@ -57,7 +57,7 @@ def test_analyst_reads_the_report_in_chromium(engine, warehouse: Path, tmp_path:
     first = run_quality(config, generate=True, output=reports, expectations_dir=exp_dir, spark=spark)
     assert first.result.exit_code == 0
     # a duplicate current key lands in silver; the next run must fail and keep the first run in its history
-    spark.sql("INSERT INTO silver.inv_customers VALUES (2, 'grace h.', 'active', '0009', current_timestamp(), 'u')")
+    spark.sql("INSERT INTO silver.inv_customers VALUES (2, 'grace h.', 'active', NULL, '0009', current_timestamp(), 'u')")
     second = run_quality(config, output=reports, expectations_dir=exp_dir, spark=spark)
     assert second.result.exit_code == 1
 
