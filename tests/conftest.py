@@ -4,6 +4,7 @@ servers are missing; `make test` starts them through scripts/services.sh."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,35 @@ def apache_spark(tmp_path_factory: pytest.TempPathFactory):
         yield spark
     finally:
         spark.stop()
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=1400,1000")
+
+
+@pytest.fixture()
+def browser(tmp_path: Path):
+    """Headless Debian chromium through chromedriver (selenium), a 1400 x 1000 window, a fresh profile."""
+
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        message = "chromium and chromium-driver are missing: `scripts/services.sh install` installs them"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    profile = tmp_path / "chromium-profile"  # a fresh profile: no state from earlier runs
+    options.add_argument(f"--user-data-dir={profile}")
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)

@@ -30,6 +30,8 @@ tr.fail-row td{background:#fff5f5} tr.warn-row td{background:#fffbe6}
 .pass{background:#dafbe1;color:#116329} .warn{background:#fff8c5;color:#7d4e00} .fail{background:#ffebe9;color:#a40e26}
 .sample{font-family:ui-monospace,Menlo,monospace;font-size:12px} .sample td{max-width:360px;overflow-wrap:anywhere}
 nav a{margin-right:16px} .err{color:#a40e26} code{background:#f6f8fa;padding:0 3px}
+.scroll{max-width:100%;overflow-x:auto} td{overflow-wrap:anywhere}
+#headline{font-size:15px;margin:8px 0 12px} #headline b{font-size:17px} .trend{color:#59636e}
 """
 
 
@@ -45,8 +47,10 @@ def suite_filename(name: str) -> str:
 
 def _page(title: str, body: str, depth: int = 0) -> str:
     up = "../" * depth
+    # no link to great-expectations' Data Docs index: it draws its table with scripts from CDNs, so offline it
+    # is an empty page; each suite page links its (static) GX validation pages
     nav = (f'<nav><a href="{up}index.html">Suites</a><a href="{up}history.html">Run history</a>'
-           f'<a href="{up}summary.json">summary.json</a><a href="{up}data_docs/index.html">GX Data Docs</a></nav>')
+           f'<a href="{up}summary.json">summary.json</a></nav>')
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_e(title)}</title><style>{CSS}</style>"
             f"</head><body>{nav}{body}</body></html>\n")
 
@@ -71,8 +75,38 @@ def _defined_in(suite: SuiteResult) -> str:
     return suite.file or "generated default (not saved: lakecdc quality --generate)"
 
 
-def _index(run: RunResult, docs_index: str | None) -> str:
+def run_counts(run: RunResult) -> dict[str, int]:
+    """Suites by status and expectations by result: the index headline, summary.json and history.jsonl."""
+    suites = {status: sum(s.status == status for s in run.suites) for status in ("pass", "warn", "fail")}
+    totals = [_counts(s) for s in run.suites]
+    return {"suites": len(run.suites), "suites_pass": suites["pass"], "suites_warn": suites["warn"],
+            "suites_fail": suites["fail"], "expectations": sum(sum(t) for t in totals),
+            "expectations_passed": sum(t[0] for t in totals), "expectations_warned": sum(t[1] for t in totals),
+            "expectations_failed": sum(t[2] for t in totals)}
+
+
+def _trend(run: RunResult, previous: dict[str, Any] | None) -> str:
+    """What changed since the previous kept run: suites newly failing or warning, suites fixed."""
+    if previous is None:
+        return "first run: no earlier run to compare with"
+    before = previous.get("suites", {})
+    worse = [s.name for s in run.suites if s.status != "pass" and before.get(s.name, "pass") == "pass"]
+    fixed = [s.name for s in run.suites if s.status == "pass" and before.get(s.name, "pass") != "pass"]
+    def names(items: list[str]) -> str:
+        return ", ".join(items[:5]) + (" ..." if len(items) > 5 else "")
+
+    parts = []
+    if worse:
+        parts.append(f"{len(worse)} newly failing or warning ({names(worse)})")
+    if fixed:
+        parts.append(f"{len(fixed)} fixed ({names(fixed)})")
+    since = f"since run {previous['run_id'].removeprefix('lakecdc-')} ({STATUS_LABEL.get(previous['status'], '?')})"
+    return f"{since}: " + ("; ".join(parts) if parts else "no suite changed status")
+
+
+def _index(run: RunResult, previous: dict[str, Any] | None) -> str:
     overall = overall_status(run)
+    c = run_counts(run)
     rows = []
     for s in run.suites:
         passed, warned, failed = _counts(s)
@@ -80,18 +114,24 @@ def _index(run: RunResult, docs_index: str | None) -> str:
         rows.append(f"<tr><td>{_badge(s.status)}</td><td><a href='suites/{suite_filename(s.name)}'>{_e(s.name)}</a>"
                     f"</td><td>{_e(s.kind)}</td><td>{_e(s.table or '')}</td><td>{passed}</td><td>{warned}</td>"
                     f"<td>{failed}</td><td>{gx}</td><td>{_e(_defined_in(s))}</td></tr>")
+    headline = (f"<div id='headline'><b>{c['suites']} suites</b>: <span id='suites-pass'>{c['suites_pass']}</span>"
+                f" pass, <span id='suites-warn'>{c['suites_warn']}</span> warn, <span id='suites-fail'>"
+                f"{c['suites_fail']}</span> fail · <b>{c['expectations']} expectations</b>: "
+                f"{c['expectations_passed']} passed, {c['expectations_warned']} warnings, "
+                f"{c['expectations_failed']} failures<div class='trend' id='trend'>{_e(_trend(run, previous))}"
+                "</div></div>")
     body = (f"<h1>Data quality {_badge(overall)}</h1><div class='meta'>run {_e(run.run_id)} · started "
-            f"{_e(run.started_at)} · {len(run.suites)} suites · {run.duration_s:.1f} s"
-            + (f" · <a href='{_e(docs_index)}'>great-expectations Data Docs</a>" if docs_index else "") + "</div>"
-            "<table id='suites'><tr><th>Status</th><th>Suite</th><th>Kind</th><th>Table</th><th>Passed</th>"
-            "<th>Warnings</th><th>Failures</th><th>GX</th><th>Defined in</th></tr>" + "".join(rows) + "</table>")
+            f"{_e(run.started_at)} · {run.duration_s:.1f} s</div>" + headline +
+            "<div class='scroll'><table id='suites'><tr><th>Status</th><th>Suite</th><th>Kind</th><th>Table</th>"
+            "<th>Passed</th><th>Warnings</th><th>Failures</th><th>GX</th><th>Defined in</th></tr>" + "".join(rows)
+            + "</table></div>")
     return _page("Data quality", body)
 
 
 def _sample_table(sample: dict[str, Any]) -> str:
     head = "".join(f"<th>{_e(c)}</th>" for c in sample["columns"])
     rows = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in sample["rows"])
-    return f"<table class='sample'><tr>{head}</tr>{rows}</table>"
+    return f"<div class='scroll'><table class='sample'><tr>{head}</tr>{rows}</table></div>"
 
 
 def _suite_page(suite: SuiteResult, run: RunResult) -> str:
@@ -120,9 +160,9 @@ def _suite_page(suite: SuiteResult, run: RunResult) -> str:
     where = f"table {suite.table}" if suite.table else "project-wide CDC checks of source " + suite.name[4:]
     body = (f"<h1>{_e(suite.name)} {_badge(suite.status)}</h1><div class='meta'>{_e(suite.kind)} · "
             f"{_e(where)} · {passed} passed, {warned} warnings, {failed} failures · run {_e(run.run_id)}"
-            f"{gx}</div><table id='expectations'><tr><th>Status</th><th>Severity</th><th>Expectation</th>"
-            "<th>Column</th><th>Observed</th><th>Unexpected</th><th>Error</th><th>Sample</th></tr>"
-            + "".join(rows) + "</table>" + "".join(details))
+            f"{gx}</div><div class='scroll'><table id='expectations'><tr><th>Status</th><th>Severity</th>"
+            "<th>Expectation</th><th>Column</th><th>Observed</th><th>Unexpected</th><th>Error</th><th>Sample</th></tr>"
+            + "".join(rows) + "</table></div>" + "".join(details))
     return _page(suite.name, body, depth=1)
 
 
@@ -136,7 +176,7 @@ def _history_page(history: list[dict[str, Any]]) -> str:
         cells = "".join(f"<td>{_badge(h['suites'][name]) if name in h['suites'] else '–'}</td>" for h in runs)
         rows.append(f"<tr><td><a href='suites/{suite_filename(name)}'>{_e(name)}</a></td>{cells}</tr>")
     body = (f"<h1>Run history</h1><div class='meta'>{len(runs)} runs kept, newest first</div>"
-            f"<table id='history'><tr><th>Suite</th>{head}</tr>{''.join(rows)}</table>")
+            f"<div class='scroll'><table id='history'><tr><th>Suite</th>{head}</tr>{''.join(rows)}</table></div>")
     return _page("Run history", body)
 
 
@@ -150,6 +190,7 @@ def summary_dict(run: RunResult, docs_index: str | None) -> dict[str, Any]:
     return {
         "run_id": run.run_id, "started_at": run.started_at, "duration_s": round(run.duration_s, 3),
         "status": overall_status(run), "exit_code": run.exit_code, "data_docs": docs_index,
+        "counts": run_counts(run),
         "suites": [{"name": s.name, "table": s.table, "kind": s.kind, "file": s.file, "status": s.status,
                     "data_docs": s.docs_pages, "page": f"suites/{suite_filename(s.name)}",
                     "expectations": [dataclasses.asdict(o) for o in s.outcomes]} for s in run.suites],
@@ -168,8 +209,9 @@ def write_report(run: RunResult, report_dir: Path, docs_index: str | None, keep_
     history_file = report_dir / "history.jsonl"
     history = [json.loads(line) for line in history_file.read_text().splitlines() if line.strip()] \
         if history_file.exists() else []
+    previous = history[-1] if history else None
     history.append({"run_id": run.run_id, "started_at": run.started_at, "status": summary["status"],
-                    "suites": {s.name: s.status for s in run.suites}})
+                    "counts": summary["counts"], "suites": {s.name: s.status for s in run.suites}})
     for old in history[:-keep_runs]:
         (report_dir / "runs" / f"{old['run_id']}.json").unlink(missing_ok=True)
     history = history[-keep_runs:]
@@ -179,5 +221,5 @@ def write_report(run: RunResult, report_dir: Path, docs_index: str | None, keep_
         (report_dir / "suites" / suite_filename(suite.name)).write_text(_suite_page(suite, run))
     (report_dir / "history.html").write_text(_history_page(history))
     index = report_dir / "index.html"
-    index.write_text(_index(run, docs_index))
+    index.write_text(_index(run, previous))
     return index
