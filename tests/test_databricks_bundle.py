@@ -208,7 +208,8 @@ def test_job_entry_point_raises_on_failure_and_returns_on_success(tmp_path: Path
 
 # -- every task, locally, end to end -------------------------------------------------------------------------
 
-PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "ingest/dbt_package", "ingest/demo/gold", "models", "expectations")
+# the bundle syncs the repository: the dbt project and the package with lakecdc's dbt macros
+PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "ingest", "models", "expectations")
 
 
 def deploy_locally(workspace: Path, root: Path) -> None:

@@ -270,6 +270,30 @@ def test_dropped_table_ends_in_silver(engine, warehouse: Path, tmp_path: Path):
     assert _rows(spark, "silver.inv__items_history", "id, valid_from_seq") == incremental_history
 
 
+def test_history_versions_never_end_before_they_start(engine, warehouse: Path, tmp_path: Path):
+    """MariaDB: a snapshot read carries milliseconds (16.038 s), the binlog update of the same row in the same
+    second only seconds (16.000 s), later in seq. The versions start at the key's latest source time so far:
+    no interval is inverted, the quality SCD2 check holds (found by the new-user walkthrough)."""
+    spark = engine.spark
+    cols = [("id", INT32), ("name", STRING)]
+    b = Bronze(spark, warehouse)
+    read_ms, binlog_ms = 1_700_000_016_038, 1_700_000_016_000
+    b.land([b.event(T, "r", {"id": 1}, None, {"id": 1, "name": "a"}, KEYS, cols, ts_ms=read_ms),
+            b.event(T, "r", {"id": 2}, None, {"id": 2, "name": "b"}, KEYS, cols, ts_ms=read_ms)])
+    b.land([b.event(T, "u", {"id": 1}, None, {"id": 1, "name": "a2"}, KEYS, cols, ts_ms=binlog_ms),
+            b.event(T, "u", {"id": 1}, None, {"id": 1, "name": "a3"}, KEYS, cols, ts_ms=binlog_ms + 2000),
+            b.event(T, "t", None, None, None, KEYS, cols, ts_ms=binlog_ms)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build")
+    history = _rows(spark, "silver.inv__items_history", "id, valid_from_seq")
+    got = [(r["id"], r["name"], int(r["valid_from"].timestamp() * 1000),
+            None if r["valid_to"] is None else int(r["valid_to"].timestamp() * 1000)) for r in history]
+    assert got == [(1, "a", read_ms, read_ms), (1, "a2", read_ms, binlog_ms + 2000),
+                   (1, "a3", binlog_ms + 2000, binlog_ms + 2000), (2, "b", read_ms, read_ms)]
+    assert all(r["valid_to"] >= r["valid_from"] for r in history)
+
+
 def test_added_column_default_from_the_value_schema(engine, warehouse: Path, tmp_path: Path):
     """PostgreSQL-style: the schema history shows the column added (without its default), the value schema after
     the ADD carries Debezium's `default`: the rows older than the ADD get it, incremental and full refresh."""

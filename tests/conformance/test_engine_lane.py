@@ -2,10 +2,10 @@
 workloads (every row of every type, snapshot and streaming, captured by lakecdc from the real PostgreSQL and
 MariaDB) built into silver current state on the embedded engine and on Apache Spark, compared value for value.
 
-Two runs per connector, chosen so that between them each decoding path of the handling modes is taken:
-PostgreSQL pga (precise decimals, adaptive times, bytes, hstore as a map) and pgc (decimals as strings, Connect
-times, hex); MariaDB my_a (precise decimals, microsecond times, bytes) and my_b (decimals as doubles, Connect
-times, base64, unsigned bigint as decimal)."""
+One run per connector (each build of a type table costs tens of seconds on both engines): PostgreSQL pga
+(precise decimals, adaptive times, bytes, hstore as a map, the run with the most events) and MariaDB my_b
+(decimals as doubles, Connect times, base64, unsigned bigint as decimal); the other handling modes' decoding
+is compared on the edge values of tests/test_engine_lane.py."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def same_type_silver(captured: Captured, runs: tuple[str, ...], apache_spark: Ap
 
 
 def test_postgresql_type_tables_alike(pg_captured: Captured, apache_spark: ApacheSpark, tmp_path: Path) -> None:
-    assert same_type_silver(pg_captured, ("pga", "pgc"), apache_spark, tmp_path) > 0
+    assert same_type_silver(pg_captured, ("pga",), apache_spark, tmp_path) > 0
 
 
 def test_mariadb_type_tables_alike(mariadb_captured: Captured, apache_spark: ApacheSpark, tmp_path: Path) -> None:
-    assert same_type_silver(mariadb_captured, ("my_a", "my_b"), apache_spark, tmp_path) > 0
+    assert same_type_silver(mariadb_captured, ("my_b",), apache_spark, tmp_path) > 0

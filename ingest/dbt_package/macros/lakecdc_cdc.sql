@@ -333,8 +333,9 @@
     {{ lakecdc.lakecdc_ident(c['name']) }},
     {%- endfor %}
     _op, _seq, _source_ts,
-    _source_ts as valid_from,
-    case when __to_seq is null then cast(null as timestamp) when __to_seq = __next_seq then __next_ts else __trunc_ts end as valid_to,
+    __from_ts as valid_from,
+    case when __to_seq is null then cast(null as timestamp) when __to_seq = __next_seq then __next_ts
+         else greatest(__trunc_ts, __from_ts) end as valid_to,
     _seq as valid_from_seq,
     __to_seq as valid_to_seq,
     __to_seq is null as is_current
@@ -353,13 +354,17 @@
         {{ lakecdc.lakecdc_ident(c['name']) }},
         {%- endif %}
         {%- endfor %}
-        _op, _seq, _source_ts,
+        _op, _seq, _source_ts, __from_ts,
         lead(_seq) over ({{ part }}) as __next_seq,
-        lead(_source_ts) over ({{ part }}) as __next_ts,
+        lead(__from_ts) over ({{ part }}) as __next_ts,
         {{ lakecdc.lakecdc_next_truncate('_seq', truncs, 'seq') }} as __trunc_seq,
         {{ lakecdc.lakecdc_next_truncate('_seq', truncs, 'ts') }} as __trunc_ts
       from (
-        select * from (
+        {#- a version starts at the latest source time of its key so far: source clocks differ in precision (a
+            MariaDB snapshot read carries milliseconds, the binlog event of an update in the same second does
+            not), and a version must not end before it starts -#}
+        select *, max(_source_ts) over ({{ part }} rows between unbounded preceding and current row) as __from_ts
+        from (
           select *, row_number() over (partition by _seq order by _batch_id) as __dup from ({{ events_sql }}) __ev
         ) __d where __dup = 1
       ) __e
