@@ -236,6 +236,15 @@ def maria_connect(params: dict, db: str | None = None):
                            init_command="SET time_zone = '+00:00'")
 
 
+def maria_execute(params: dict, *statements: str) -> None:
+    """Statements on the MariaDB test database, autocommitted one by one."""
+    conn = maria_connect(params, MARIA_DB)
+    with conn.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)
+    conn.close()
+
+
 def maria_setup(params: dict) -> None:
     conn = maria_connect(params)
     with conn.cursor() as cur:
@@ -352,21 +361,14 @@ def test_mariadb_silver_equals_source(maria_project: Project, mariadb_params: di
     empty then (docs/silver.md)."""
     tables, json_columns = {**MARIA_TABLES, "scratch": ("id",)}, {**MARIA_JSON, "scratch": set()}
 
-    def run(*statements: str) -> None:
-        conn = maria_connect(mariadb_params, MARIA_DB)
-        with conn.cursor() as cur:
-            for statement in statements:
-                cur.execute(statement)
-        conn.close()
-
     def workload_1() -> None:
         maria_workload_1(mariadb_params)
-        run("CREATE TABLE scratch (id INT PRIMARY KEY, v VARCHAR(20))",
+        maria_execute(mariadb_params, "CREATE TABLE scratch (id INT PRIMARY KEY, v VARCHAR(20))",
             "INSERT INTO scratch VALUES (1, 'a'), (2, 'b'), (3, 'c')")
 
     def workload_2() -> None:
         maria_workload_2(mariadb_params)
-        run("DROP TABLE scratch")
+        maria_execute(mariadb_params, "DROP TABLE scratch")
 
     def compare(stage: str) -> None:
         compare_source(maria_project, tables, json_columns, lambda t: maria_source_rows(mariadb_params, t), stage)

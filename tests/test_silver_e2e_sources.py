@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from tests.test_e2e_silver import (
     BIG_TEXT,
-    MARIA_DB,
     MARIA_JSON,
     MARIA_TABLES,
     PG_JSON,
@@ -16,7 +15,7 @@ from tests.test_e2e_silver import (
     Project,
     compare_source,
     events_of,
-    maria_connect,
+    maria_execute,
     maria_project,  # noqa: F401 - the fixture
     maria_source_rows,
     pg_execute,
@@ -77,11 +76,7 @@ def test_mariadb_added_column_defaults(maria_project: Project, mariadb_params: d
     the ADD hold the default in the source and in silver; a column no event has shown yet is in silver at once
     (first build and incremental build)."""
     def run(*statements: str) -> None:
-        conn = maria_connect(mariadb_params, MARIA_DB)
-        with conn.cursor() as cur:
-            for statement in statements:
-                cur.execute(statement)
-        conn.close()
+        maria_execute(mariadb_params, *statements)
 
     def workload_1() -> None:
         run("ALTER TABLE orders ADD COLUMN priority INT NOT NULL DEFAULT 3, "
