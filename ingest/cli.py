@@ -85,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"lakecdc {__version__}")
     parser.add_argument("--config", help="project configuration file (default: ./lakecdc.yml or $LAKECDC_CONFIG)")
+    chatter = parser.add_mutually_exclusive_group()
+    chatter.add_argument("-v", "--verbose", action="store_true",
+                         help="also log what lakecdc does step by step (each table of a snapshot, each batch)")
+    chatter.add_argument("-q", "--quiet", action="store_true",
+                         help="no progress display and no warnings; errors and each command's result still print")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     serve = sub.add_parser("serve", help="run a long-lived local Spark Connect endpoint for dbt and other clients",
@@ -111,12 +116,35 @@ def build_parser() -> argparse.ArgumentParser:
         if name != "dbt":
             command.add_argument("--config", default=argparse.SUPPRESS,
                                  help="project configuration file (as before the command)")
+            command.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                                 help="as before the command")
+            command.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                                 help="as before the command")
     return parser
+
+
+def configure_logging(verbose: bool, quiet: bool) -> None:
+    """lakecdc's log lines on stderr: warnings and errors by default; --verbose adds the step-by-step INFO lines
+    with the time, --quiet leaves errors only."""
+    import logging
+
+    logger = logging.getLogger("ingest")
+    for old in [h for h in logger.handlers if getattr(h, "lakecdc_cli", False)]:
+        logger.removeHandler(old)  # main() called again in one process (tests): one handler
+    handler = logging.StreamHandler(sys.stderr)
+    handler.lakecdc_cli = True  # type: ignore[attr-defined]
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s" if verbose
+                                           else "lakecdc: %(levelname)s: %(message)s", datefmt="%H:%M:%S"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.verbose and args.quiet:
+        parser.error("--verbose and --quiet exclude each other")
+    configure_logging(args.verbose, args.quiet)
     try:
         config = load_config(args.config)
         return int(args.func(args, config) or 0)

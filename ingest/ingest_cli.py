@@ -48,9 +48,16 @@ def cmd_run(args: argparse.Namespace, config: ProjectConfig) -> int:
     for name in names:
         result = run_source(config, name, until_caught_up=args.until_caught_up, max_events=args.max_events,
                             limits=limits, progress=not args.quiet)
-        print(f"{name}: landed {result.events:,} events, {result.schema_changes:,} schema changes, "
-              f"{result.rejects:,} rejects in {result.batches:,} batches, {result.seconds:.1f}s "
-              f"({result.events_per_second:,.0f} events/s); stopped: {result.stopped_by}", flush=True)
+        if args.json:
+            print(json.dumps({"source": name, "events": result.events, "schema_changes": result.schema_changes,
+                              "rejects": result.rejects, "batches": result.batches,
+                              "seconds": round(result.seconds, 3),
+                              "events_per_second": round(result.events_per_second, 1),
+                              "last_seq": result.last_seq, "stopped_by": result.stopped_by}), flush=True)
+        else:
+            print(f"{name}: landed {result.events:,} events, {result.schema_changes:,} schema changes, "
+                  f"{result.rejects:,} rejects in {result.batches:,} batches, {result.seconds:.1f}s "
+                  f"({result.events_per_second:,.0f} events/s); stopped: {result.stopped_by}", flush=True)
     return 0
 
 
@@ -159,7 +166,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                      help=f"events per micro-batch (default {BatchLimits().max_events})")
     run.add_argument("--batch-seconds", type=_positive(float), metavar="S",
                      help=f"close a micro-batch after S seconds (default {BatchLimits().max_seconds:g})")
-    run.add_argument("--quiet", action="store_true", help="no progress display")
+    run.add_argument("--json", action="store_true",
+                     help="print each source's summary as one JSON object (events, batches, seconds, stopped_by...)")
     run.set_defaults(func=cmd_run)
 
     source = sub.add_parser("source", help="act on a source's server side (drop-slot)",

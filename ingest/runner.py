@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import gc
+import logging
 import os
 import signal
 import sys
@@ -39,6 +40,8 @@ from ingest.config import ProjectConfig
 from ingest.connectors import registry
 from ingest.connectors.base import SourceConnector
 from ingest.errors import LakecdcError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -103,10 +106,12 @@ def source_lock(config: ProjectConfig, source: str) -> Iterator[None]:
 
 
 class _Progress:
-    """A live line on a terminal (rich), one line per ~5 s otherwise."""
+    """A live line on a terminal (rich), one line per ~5 s otherwise; while the initial snapshot runs, the
+    connector's snapshot progress leads it (table n of N, rows read of the estimate, percent, ETA)."""
 
-    def __init__(self, result: RunResult, enabled: bool, stream: TextIO) -> None:
+    def __init__(self, result: RunResult, enabled: bool, stream: TextIO, connector: SourceConnector) -> None:
         self.result = result
+        self.connector = connector
         self.enabled = enabled
         self.began = time.monotonic()
         self._last_line = 0.0
@@ -123,7 +128,9 @@ class _Progress:
         r = self.result
         elapsed = time.monotonic() - self.began
         rate = r.events / elapsed if elapsed > 0 else 0.0
-        return (f"{r.source}: {r.events:,} events, {r.schema_changes:,} schema changes, {r.rejects:,} rejects "
+        snapshot = self.connector.snapshot_progress
+        lead = f"{snapshot.describe()}; " if snapshot is not None and not snapshot.finished else ""
+        return (f"{r.source}: {lead}{r.events:,} events, {r.schema_changes:,} schema changes, {r.rejects:,} rejects "
                 f"in {r.batches:,} batches, {rate:,.0f} events/s, last seq {r.last_seq or '-'}")
 
     def update(self) -> None:
@@ -226,6 +233,9 @@ def _land(writer: BronzeWriter, connector: SourceConnector, batch: Batch, result
     last = batch.max_seq()
     if last is not None:
         result.last_seq = max(result.last_seq or last, last)
+    if len(batch):
+        log.info("%s: batch %d landed: %d events, %d schema changes, %d rejects, up to seq %s", result.source,
+                 result.batches, batch.event_count, len(batch.schema_changes), len(batch.rejects), last)
 
 
 def _drive(connector: SourceConnector, writer: BronzeWriter, resume: ResumeState, limits: BatchLimits,
@@ -282,12 +292,14 @@ def run_source(config: ProjectConfig, source_name: str, until_caught_up: bool = 
             engine = start_engine(config.engine)
             writer = BronzeWriter(engine.spark, config.engine, source_name)
             resume = writer.resume_state()
+            log.info("%s: %s", source_name, f"resuming after seq {resume.last_seq}" if resume.last_seq
+                     else "nothing landed yet: starting from the beginning")
             restore = getattr(connector, "restore_schema_history", None)
             if callable(restore):  # connectors keeping a schema history (MySQL, MariaDB) rebuild it from bronze
                 restore(writer.schema_change_rows())
             began = time.monotonic()
             _drive(connector, writer, resume, limits, until_caught_up, max_events, stop, result,
-                   _Progress(result, progress, stream or sys.stderr))
+                   _Progress(result, progress, stream or sys.stderr, connector))
             result.seconds = time.monotonic() - began
         finally:
             connector.close()

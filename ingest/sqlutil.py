@@ -9,6 +9,13 @@ def quote_ident(name: str) -> str:
     return "`" + str(name).replace("`", "``") + "`"
 
 
+def quote_source_ident(name: str, dialect: str) -> str:
+    """Quote one identifier part for a source database: PostgreSQL "x" (dialect "postgres"), MySQL/MariaDB `x`."""
+    if dialect == "postgres":
+        return '"' + str(name).replace('"', '""') + '"'
+    return quote_ident(name)
+
+
 def qualified(*parts: str | None) -> str:
     """`a`.`b`.`c` from the non-empty parts."""
     return ".".join(quote_ident(p) for p in parts if p)

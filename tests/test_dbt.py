@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.dbt_runner import DBT_PACKAGE_MACROS
+from ingest.dbt_runner import DBT_PACKAGE_DIR, install_dbt_packages
+from ingest.project_init import TEMPLATE_DIR
 from tests.conftest import ROOT, run_lakecdc
 
 pytestmark = pytest.mark.integration
@@ -25,10 +27,10 @@ FIXTURE = ROOT / "tests" / "fixtures" / "dbt_two_models"
 def project(tmp_path: Path) -> Path:
     dest = tmp_path / "proj"
     shutil.copytree(FIXTURE, dest)
-    # the fixture points at lakecdc's dbt package macros with a relative path; make it absolute
-    text = (dest / "dbt_project.yml").read_text().replace("../../../ingest/dbt_package/macros",
-                                                            str(DBT_PACKAGE_MACROS))
-    (dest / "dbt_project.yml").write_text(text)
+    # lakecdc's dbt package as a user's project has it (`lakecdc init`): packages.yml and the schema-name shim
+    (dest / "packages.yml").write_text(f"packages:\n  - local: {json.dumps(str(DBT_PACKAGE_DIR))}\n")
+    shutil.copytree(TEMPLATE_DIR / "macros", dest / "macros")
+    install_dbt_packages(dest)
     return dest
 
 

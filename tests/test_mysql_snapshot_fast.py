@@ -306,3 +306,25 @@ def test_random_values_are_byte_identical(mariadb_params, monkeypatch):
         _, rows_col, _ = snapshot_batches(mariadb_params, db, True, monkeypatch, max_events=1000,
                                           **{**mode, "snapshot.chunk.size": 64})
         assert len(rows_col) == 400 and rows_col == rows_row
+
+
+@pytest.mark.parametrize("columnar", [True, False], ids=["columnar", "rows"])
+def test_snapshot_progress(mariadb_params, columnar, monkeypatch):
+    """The progress display's line as each table begins: table n of N, rows read of the server's estimate."""
+    db = DB + "_progress"
+    run_sql(mariadb_params, f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}",
+            f"CREATE TABLE {db}.a (id INT PRIMARY KEY, v INT)", f"CREATE TABLE {db}.b (v INT)",
+            f"INSERT INTO {db}.a VALUES " + ", ".join(f"({i}, {i})" for i in range(1, 41)),
+            f"INSERT INTO {db}.b VALUES (1), (2), (3)", f"ANALYZE TABLE {db}.a, {db}.b")
+    monkeypatch.setattr(snapshot.Snapshotter, "columnar", columnar)
+    c = connector(mariadb_params, db)
+    lines: list[str] = []
+    c.snapshot_table_hook = lambda table_id: lines.append(c.snapshot_progress.describe().split(", ETA")[0])
+    try:
+        events = sum(b.event_count for b in c.batches(ResumeState(), BatchLimits(max_events=16, max_seconds=60)))
+    finally:
+        c.close()
+    assert events == 43
+    assert lines == [f"snapshot table 1/2 {db}.a: 0 rows read of ~43 (0%)",
+                     f"snapshot table 2/2 {db}.b: 40 rows read of ~43 (93%)"]
+    assert c.snapshot_progress.finished and c.snapshot_progress.rows_read == 43

@@ -26,13 +26,16 @@ def test_table_renamed_or_dropped_during_the_snapshot(pg_dsn: str, caplog: pytes
             *[f"CREATE TABLE {s}.{t} (id int PRIMARY KEY, v text)" for t in "abcd"],
             f"INSERT INTO {s}.a SELECT g, 'a' FROM generate_series(1, 50) g",
             f"INSERT INTO {s}.b VALUES (1, 'b1'), (2, 'b2')", f"INSERT INTO {s}.c VALUES (1, 'c1')",
-            f"INSERT INTO {s}.d VALUES (1, 'd1')")
+            f"INSERT INTO {s}.d VALUES (1, 'd1')", f"ANALYZE {s}.a, {s}.b, {s}.c")  # d: never analyzed
     conn = connector(pg_dsn, name, s)
     seen: list[str] = []
+    progress_lines: list[str] = []
     drop_of_read_table: list[str] = []
 
     def ddl_during_snapshot(table_id: str) -> None:
         seen.append(table_id)
+        assert conn.snapshot_progress is not None
+        progress_lines.append(conn.snapshot_progress.describe().split(", ETA")[0])
         if table_id != f"{s}.b":
             return
         # a has been read, b, c and d not yet
@@ -60,6 +63,12 @@ def test_table_renamed_or_dropped_during_the_snapshot(pg_dsn: str, caplog: pytes
         drop_slot_and_publication(dsn, f"pgconn_{name}", f"pgconn_{name}")
         execute(dsn, f"DROP SCHEMA IF EXISTS {s} CASCADE")
     assert seen == [f"{s}.{t}" for t in "abcd"]
+    # the progress display's line as each table begins (estimates from ANALYZE; d has none)
+    assert progress_lines == [f"snapshot table 1/4 {s}.a: 0 rows read of ~53 (0%)",
+                              f"snapshot table 2/4 {s}.b: 50 rows read of ~53 (94%)",
+                              f"snapshot table 3/4 {s}.c: 52 rows read of ~53 (98%)",
+                              f"snapshot table 4/4 {s}.d: 52 rows read"]
+    assert conn.snapshot_progress.finished and conn.snapshot_progress.rows_read == 53
     assert drop_of_read_table == ["waits for the snapshot"]
     warnings = " ".join(r.getMessage() for r in caplog.records)
     assert f"{s}.b was renamed to {s}.b2" in warnings and f"{s}.d was renamed to {s}.d1" in warnings

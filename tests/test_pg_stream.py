@@ -167,7 +167,7 @@ def test_skipped_operations_and_no_tombstones(pg_dsn, db) -> None:
                                                  ("c", '{"id":6}')]
 
 
-def test_transaction_metadata_messages_and_schema_changes(pg_dsn, db) -> None:
+def test_transaction_metadata_messages_and_schema_changes(pg_dsn, db, caplog) -> None:
     from ingest.events import envelope as events_envelope
 
     dsn, name, s = db
@@ -177,10 +177,17 @@ def test_transaction_metadata_messages_and_schema_changes(pg_dsn, db) -> None:
         c = Collector(conn).run()
         execute(dsn, f"BEGIN; INSERT INTO {s}.a VALUES (1); INSERT INTO {s}.b VALUES (1); "
                      f"INSERT INTO {s}.a VALUES (2); SELECT pg_logical_emit_message(true, 'pfx', 'hello'); COMMIT",
-                f"ALTER TABLE {s}.a ADD COLUMN note varchar(20)", f"INSERT INTO {s}.a VALUES (3, 'n')")
-        c.run(until=lambda c: len(c.events) >= 9)
+                f"ALTER TABLE {s}.a ADD COLUMN note varchar(20)", f"INSERT INTO {s}.a VALUES (3, 'n')",
+                # a widening (no warning), then a rewrite whose values no change event carries (a warning)
+                f"ALTER TABLE {s}.a ALTER COLUMN id TYPE bigint", f"INSERT INTO {s}.a VALUES (4, 'four')",
+                f"ALTER TABLE {s}.a ALTER COLUMN note TYPE integer USING length(note)",
+                f"INSERT INTO {s}.a VALUES (5, 5)")
+        with caplog.at_level("WARNING"):
+            c.run(until=lambda c: len(c.events) >= 15)  # 3 more transactions of BEGIN, insert, END
     finally:
         conn.close()
+    warnings = [r.getMessage() for r in caplog.records if "changed type" in r.getMessage()]
+    assert len(warnings) == 1 and f"{s}.a.note changed type from character varying(20) to integer" in warnings[0]
     ev = c.events
     assert [e.topic for e in ev[:6]] == [f"{name}.transaction", f"{name}.{s}.a", f"{name}.{s}.b", f"{name}.{s}.a",
                                          f"{name}.message", f"{name}.transaction"]
@@ -206,7 +213,7 @@ def test_transaction_metadata_messages_and_schema_changes(pg_dsn, db) -> None:
     assert a3 and a3[0]["after"] == {"id": 3, "note": "n"}
     # the ADD COLUMN arrives as a Relation message: one ALTER schema change row with the new definition
     alters = [sc for sc in c.schema_changes if json.loads(sc.table_changes)[0]["type"] == "ALTER"]
-    assert len(alters) == 1 and alters[0].ddl is None
+    assert len(alters) == 3 and alters[0].ddl is None
     cols = json.loads(alters[0].table_changes)[0]["table"]["columns"]
     assert [col["name"] for col in cols] == ["id", "note"] and cols[1]["typeExpression"] == "character varying(20)"
     assert alters[0].seq < next(e.seq for e in ev if e.op == "c" and '"note":"n"' in e.value)

@@ -19,7 +19,8 @@ from ingest.quality.runner import Outcome, RunResult
 pytestmark = pytest.mark.integration
 
 DEFECTS = ("duplicate_key", "placeholder", "stale_source", "parse_error", "rejects", "scd2_overlap",
-           "reconciliation")
+           "reconciliation", "type_change")
+WARNINGS = ("stale_source", "type_change")  # defects whose check is a warning by default
 PH = "__debezium_unavailable_value"
 
 
@@ -73,6 +74,10 @@ def seed_lakehouse(spark, warehouse: Path, suffix: str = "", defect: str | None 
     if defect == "parse_error":
         history.append((t, 2, "0007", "alter", columns, '["id"]', "ALTER TABLE customers FROBNICATE x",
                         "error", "unsupported statement: ALTER TABLE customers FROBNICATE x"))
+    if defect == "type_change":  # ALTER COLUMN name TYPE integer USING length(name): values rewritten
+        retyped = json.loads(columns)
+        retyped[1]["source_type"] = "integer"
+        history.append((t, 2, "0007", "ALTER", json.dumps(retyped), '["id"]', None, "ok", None))
     create_table(spark, warehouse, f"{bronze}.inv_schema_history",
                  "table_id STRING, version INT, valid_from_seq STRING, change_kind STRING, columns STRING, "
                  "primary_key STRING, ddl STRING, parse_status STRING, parse_error STRING", history)
@@ -248,15 +253,20 @@ def test_seeded_defect_fails_the_right_expectation(lake, tmp_path: Path, defect:
         assert outcome.description.startswith("SCD2 versions")
         assert column_of(sample, "id") == [1]
         assert column_of(sample, "history problem")[0].startswith("overlaps the next version starting 2024-01-05")
+    elif defect == "type_change":
+        assert "changed type in a way that converts stored values" in outcome.description
+        assert outcome.severity == "warn" and outcome.observed == 1
+        assert (column_of(sample, "column_name"), column_of(sample, "old_type"), column_of(sample, "new_type")) == (
+            ["name"], ["varchar(255)"], ["integer"])
     elif defect == "reconciliation":
         assert outcome.type == "expect_column_pair_values_to_be_equal"
         assert outcome.observed["rows"] == [[3, 2]]
         assert column_of(sample, "id") == ["4"]
         assert column_of(sample, "problem") == ["live in bronze, missing in silver"]
-    # severity decides the exit code: freshness is a warning by default, everything else fails the run
-    assert result.exit_code == (0 if defect == "stale_source" else 1)
+    # severity decides the exit code: freshness and type changes are warnings by default, the rest fails the run
+    assert result.exit_code == (0 if defect in WARNINGS else 1)
     page = (reports / "suites" / f"{suite}.html").read_text()
-    assert "Offending rows" in page and "FAIL" in (reports / "index.html").read_text() or defect == "stale_source"
+    assert "Offending rows" in page and "FAIL" in (reports / "index.html").read_text() or defect in WARNINGS
 
 
 def test_user_edited_suite_and_history_retention(lake, tmp_path: Path):
@@ -290,3 +300,114 @@ def test_user_edited_suite_and_history_retention(lake, tmp_path: Path):
     assert sorted(p.stem for p in (reports / "runs").glob("*.json")) == sorted(h["run_id"] for h in history)
     stored = {p.name for p in (reports / "_gx").rglob("lakecdc-*") if p.is_dir() and "validations" in p.parts}
     assert stored == {h["run_id"] for h in history}
+
+
+def _pg_properties(dsn: str) -> dict:
+    params = dict(p.split("=", 1) for p in dsn.split())
+    return {"database.hostname": params.get("host", "127.0.0.1"), "database.port": int(params.get("port", 5432)),
+            "database.user": params.get("user", "postgres"), "database.password": params.get("password", ""),
+            "database.dbname": params.get("dbname", "postgres"), "topic.prefix": "pg"}
+
+
+def test_source_values_compares_silver_with_the_source(lake, tmp_path: Path, pg_dsn: str):
+    """The opt-in source_values check: a real PostgreSQL table against a silver table holding the same rows,
+    except one value (a rewrite no change event carried) and one row; every other type compares equal."""
+    import psycopg2
+
+    from ingest.config import SourceSettings
+
+    engine, warehouse = lake
+    conn = psycopg2.connect(pg_dsn)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute("DROP SCHEMA IF EXISTS qsv CASCADE; CREATE SCHEMA qsv; CREATE TABLE qsv.items (id int PRIMARY KEY, "
+                    "name varchar(20), qty integer, price numeric(10,2), ratio double precision, born date, "
+                    "seen timestamptz, naive timestamp, raw bytea, doc jsonb, flag boolean, f4 real)")
+        cur.execute("INSERT INTO qsv.items VALUES (1, 'ada', 5, 1.50, 0.1, '2024-02-29', '2024-01-01 10:00:00.5+02', "
+                    "'2024-01-01 10:00:00.25', '\\xff00', '{\"b\": [1, 2], \"a\": null}', true, 0.1), "
+                    "(2, 'grace', 4, NULL, 1e300, NULL, NULL, NULL, NULL, NULL, false, NULL), "
+                    "(3, 'alan', 1, 2.00, -0.0, '1900-01-01', NULL, NULL, NULL, '[]', NULL, NULL)")
+    conn.close()
+    silver, bronze = "silver_sv", "bronze_sv"
+    t = "postgres.qsv.items"
+    create_table(engine.spark, warehouse, f"{silver}.pg__items",
+                 "id INT, name STRING, qty INT, price DECIMAL(10,2), ratio DOUBLE, born DATE, seen TIMESTAMP, "
+                 "naive TIMESTAMP, raw BINARY, doc STRING, flag BOOLEAN, f4 FLOAT, _op STRING, _seq STRING",
+                 [(1, "ada", 5, ("sql", "1.50BD"), ("sql", "CAST(0.1 AS DOUBLE)"), ("sql", "DATE'2024-02-29'"),
+                   ("sql", "timestamp_micros(1704096000500000)"), ("sql", "timestamp_micros(1704103200250000)"),
+                   ("sql", "X'FF00'"), '{"a":null,"b":[1,2]}', True, ("sql", "CAST(0.1 AS FLOAT)"), "r", "0001"),
+                  (2, "grace", 9, None, ("sql", "CAST('1e300' AS DOUBLE)"), None, None, None, None, None, False, None,
+                   "r", "0002")])
+    columns = json.dumps([{"name": "name", "source_type": "character varying(20)"},
+                          {"name": "doc", "source_type": "jsonb"}])
+    create_table(engine.spark, warehouse, f"{bronze}.pg_schema_history",
+                 "table_id STRING, version INT, valid_from_seq STRING, change_kind STRING, columns STRING",
+                 [(t, 1, "0001", "CREATE", columns)])
+    exp_dir = tmp_path / "expectations"
+    write_project(exp_dir, {"bronze": bronze, "silver": silver, "gold": "gold_sv"},
+                  source_values={"enabled": True})
+    (exp_dir / silver).mkdir()
+    (exp_dir / silver / "pg__items.yml").write_text(yaml.safe_dump(
+        {"suite": f"{silver}.pg__items", "table": f"{silver}.pg__items", "kind": "current", "key": ["id"],
+         "source": "pg", "table_id": t, "expectations": []}))
+    config = ProjectConfig(engine=EngineSettings(profile="local", warehouse=warehouse), path=None,
+                           sources={"pg": SourceSettings("pg", "postgresql", _pg_properties(pg_dsn))})
+    result = run_quality(config, output=tmp_path / "reports", expectations_dir=exp_dir, spark=engine.spark).result
+    failed = failures(result)
+    assert len(failed) == 1, failed.keys()
+    outcome = next(iter(failed.values()))
+    assert outcome.description == f"{silver}.pg__items equals {t} in source pg, key by key and value by value"
+    assert outcome.observed["rows"] == [[3, 2, "f4"]], outcome.observed  # compared, differing, not compared
+    sample = outcome.sample
+    assert sorted(zip(column_of(sample, "key"), column_of(sample, "column_name"), column_of(sample, "silver"),
+                      column_of(sample, "source"), strict=True)) == [
+        ("[2]", "qty", "9", "4"), ("[3]", "(row)", "'missing'", "'present'")]
+
+
+def test_source_values_against_mariadb(lake, tmp_path: Path, mariadb_params: dict):
+    """The same check over a MariaDB connection: DATETIME and TIMESTAMP as UTC instants, JSON parsed, TINYINT(1)
+    as a number; one value differs."""
+    import pymysql
+
+    from ingest.config import SourceSettings
+
+    engine, warehouse = lake
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    with conn.cursor() as cur:
+        for statement in ("DROP DATABASE IF EXISTS qsv", "CREATE DATABASE qsv",
+                          "CREATE TABLE qsv.items (id INT PRIMARY KEY, name VARCHAR(20), price DECIMAL(10,2), "
+                          "at DATETIME(3), ts TIMESTAMP(6) NULL, doc JSON, flag TINYINT(1))",
+                          "SET time_zone = '+00:00'",
+                          "INSERT INTO qsv.items VALUES (1, 'ada', 1.50, '2024-01-01 10:00:00.125', "
+                          "'2024-01-01 10:00:00.000001', '{\"b\": 1, \"a\": [true]}', 1), "
+                          "(2, 'grace', 2.00, NULL, NULL, NULL, 0)"):
+            cur.execute(statement)
+    conn.close()
+    silver, bronze, t = "silver_svm", "bronze_svm", "qsv.items"
+    create_table(engine.spark, warehouse, f"{silver}.my__items",
+                 "id INT, name STRING, price DECIMAL(10,2), at TIMESTAMP, ts TIMESTAMP, doc STRING, flag SMALLINT, "
+                 "_op STRING, _seq STRING",
+                 [(1, "ada", ("sql", "1.50BD"), ("sql", "timestamp_micros(1704103200125000)"),
+                   ("sql", "timestamp_micros(1704103200000001)"), '{"a":[true],"b":1}', 1, "r", "0001"),
+                  (2, "grace", ("sql", "2.01BD"), None, None, None, 0, "r", "0002")])
+    columns = json.dumps([{"name": "name", "source_type": "VARCHAR(20)"}, {"name": "doc", "source_type": "JSON"}])
+    create_table(engine.spark, warehouse, f"{bronze}.my_schema_history",
+                 "table_id STRING, version INT, valid_from_seq STRING, change_kind STRING, columns STRING",
+                 [(t, 1, "0001", "CREATE", columns)])
+    exp_dir = tmp_path / "expectations"
+    write_project(exp_dir, {"bronze": bronze, "silver": silver, "gold": "gold_svm"}, source_values={"enabled": True})
+    (exp_dir / silver).mkdir()
+    (exp_dir / silver / "my__items.yml").write_text(yaml.safe_dump(
+        {"suite": f"{silver}.my__items", "table": f"{silver}.my__items", "kind": "current", "key": ["id"],
+         "source": "my", "table_id": t, "expectations": []}))
+    properties = {"database.hostname": mariadb_params["host"], "database.port": mariadb_params["port"],
+                  "database.user": mariadb_params["user"], "database.password": mariadb_params["password"],
+                  "database.server.id": 4242, "topic.prefix": "my"}
+    config = ProjectConfig(engine=EngineSettings(profile="local", warehouse=warehouse), path=None,
+                           sources={"my": SourceSettings("my", "mariadb", properties)})
+    result = run_quality(config, output=tmp_path / "reports", expectations_dir=exp_dir, spark=engine.spark).result
+    (outcome,) = failures(result).values()
+    assert outcome.observed["rows"] == [[2, 1, None]], outcome.observed
+    assert list(zip(column_of(outcome.sample, "column_name"), column_of(outcome.sample, "silver"),
+                    column_of(outcome.sample, "source"), strict=True)) == [("price", "Decimal('2.01')",
+                                                                           "Decimal('2.00')")]

@@ -108,6 +108,13 @@ def test_cli_run_status_and_sigterm(tmp_path: Path, warehouse: Path):
     assert proc.returncode == 0, err
     assert "inv: landed 300 events" in out and "stopped: signal" in out
 
+    # nothing new: --json prints the summary as an object, --verbose logs the steps on stderr
+    again = run_lakecdc("run", "--config", str(config), "--until-caught-up", "--json", "--verbose")
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert (summary["source"], summary["events"], summary["stopped_by"]) == ("inv", 0, "caught-up")
+    assert "INFO ingest.runner: inv: resuming after seq " in again.stderr, again.stderr
+
     status = run_lakecdc("--config", str(config), "status")
     assert status.returncode == 0, status.stderr
     line = next(x for x in status.stdout.splitlines() if x.startswith("inv "))

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import json
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from ingest.engine import register_warehouse_tables
 from ingest.generate.catalog import captured_tables
 from ingest.generate.render import WriteResult, render_source, write_files
 from tests.test_silver_support import (
@@ -112,8 +114,27 @@ def test_incremental_toast_truncate_and_no_new_version(engine, warehouse: Path, 
 
     tables = [warehouse / "silver" / n for n in ("inv__items", "inv__items_history", "lakecdc_state")]
     before = [delta_versions(p) for p in tables]
+    log = project / "logs" / "dbt.log"
+    log_start = log.stat().st_size
     run_dbt(engine, project, "build")
     assert [delta_versions(p) for p in tables] == before, "a build with no new bronze rows wrote a Delta version"
+    with log.open("rb") as f:
+        f.seek(log_start)
+        assert b"size(_unavailable)" not in f.read(), "a build with no new bronze rows decoded the table's events"
+
+    # dbt docs: the catalog lists the silver tables with their columns and types. The tables are registered again
+    # as the engine does at start (by location, without columns: Sail's DESCRIBE then lists none).
+    for table in ("inv__items", "inv__items_history"):
+        spark.sql(f"DROP TABLE silver.{table}")
+    register_warehouse_tables(spark, warehouse)
+    assert spark.sql("DESCRIBE TABLE EXTENDED silver.inv__items").collect()[0]["col_name"] == ""  # the case itself
+    run_dbt(engine, project, "docs", "generate")
+    catalog = json.loads((project / "target" / "catalog.json").read_text())
+    nodes = {node["metadata"]["name"]: node for node in catalog["nodes"].values()}
+    types = {n: c["type"] for n, c in nodes["inv__items"]["columns"].items()}
+    assert types.items() >= {"id": "int", "name": "string", "qty": "int", "_op": "string"}.items()
+    assert "is_current" in nodes["inv__items_history"]["columns"]
+    assert catalog["sources"], "the bronze sources are missing from the catalog"
 
     update = ev("u", 3, "c2", 30)
     truncate = {**b.event(T, "t", None, None, None, KEYS, cols), "key": None}  # seq after the update

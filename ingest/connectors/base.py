@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ingest.config import SourceSettings
 from ingest.errors import LakecdcError
 
 if TYPE_CHECKING:  # the batch types live in the bronze contract (ingest.bronze.contract)
     from ingest.bronze.contract import Batch, BatchLimits, ResumeState
+    from ingest.connectors.progress import SnapshotProgress
 
 
 class SourceConnector(ABC):
@@ -35,6 +36,8 @@ class SourceConnector(ABC):
     # Called with a table's id just before the snapshot starts reading its rows (tests run DDL there, to
     # race a RENAME or DROP with the snapshot at a known point).
     snapshot_table_hook: Callable[[str], None] | None = None
+    # Set by a connector while its initial snapshot runs (read by the progress display of `lakecdc run`).
+    snapshot_progress: SnapshotProgress | None = None
 
     def __init__(self, settings: SourceSettings) -> None:
         self.settings = settings
@@ -61,6 +64,11 @@ class SourceConnector(ABC):
         slot), so that the next run starts over with a new snapshot; one line saying what was done."""
         raise LakecdcError(f"{self.connector_name or self.settings.connector}: this source holds nothing on the "
                            f"server (no replication slot)")
+
+    def open_query_connection(self) -> Any:
+        """A plain DB-API connection to the source database, for quality's `source_values` check (the caller
+        closes it); connectors without a database to query refuse."""
+        raise LakecdcError(f"{self.connector_name or self.settings.connector}: no source database to query")
 
     def source_lag(self) -> str | None:
         """One line for `lakecdc status`: how far the committed position is behind the source (connects)."""

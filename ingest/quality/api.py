@@ -43,7 +43,7 @@ def run_quality(config: ProjectConfig, *, select: list[str] | None = None, gener
     lake = Lakehouse(spark=spark, catalog=config.engine.catalog, schemas=dict(settings["schemas"]))
     defaults = default_suites(lake, suites)
     generated = write_defaults(defaults, exp_dir) if generate else []
-    plan = build_plan(lake, suites + defaults, settings, exp_dir, select)
+    plan = build_plan(lake, suites + defaults, settings, exp_dir, select, sources=config.sources, base_dir=root)
     if select and not plan:
         raise LakecdcError(f"--select {' '.join(select)} matches no suite")
     try:

@@ -247,3 +247,27 @@ def parse_errors_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> B
                column=PARSE_COLUMN)
     index = ["table_id", "version"]
     return Batch(suite=f"cdc.{source}", name="schema_history", frame=frame, expectations=[exp], index_columns=index)
+
+
+def type_changes_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> Batch | None:
+    """Columns whose type changed in a way that makes the source convert its stored values without change events
+    (ingest.schema.conversions): silver keeps its own cast of the old values for the rows not changed since,
+    which may differ (e.g. PostgreSQL `ALTER COLUMN ... TYPE integer USING length(name)`)."""
+    table = lake.bronze(source, "schema_history")
+    if not check["enabled"] or not lake.exists(table):
+        return None
+    from ingest.schema.conversions import type_changes
+
+    def frame() -> DataFrame:
+        wanted = ["table_id", "version", "valid_from_seq", "change_kind", "columns"]
+        rows = [row.asDict() for row in lake.read(table).select(*wanted).collect()]
+        found = [(c.table_id, c.version, c.valid_from_seq, c.column, c.old_type, c.new_type)
+                 for c in type_changes(rows)]
+        return lake.spark.createDataFrame(found, "table_id STRING, version INT, valid_from_seq STRING, "
+                                                 "column_name STRING, old_type STRING, new_type STRING")
+
+    exp = _cdc("expect_table_row_count_to_be_between", check["severity"],
+               f"source {source}: no column changed type in a way that converts stored values (the source "
+               f"rewrites them without change events: re-snapshot the table)",
+               min_value=0, max_value=0)
+    return Batch(suite=f"cdc.{source}", name="type_changes", frame=frame, expectations=[exp], samplers={0: frame})

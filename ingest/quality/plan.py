@@ -7,10 +7,12 @@ import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ingest.config import SourceSettings
 from ingest.quality import cdc
 from ingest.quality.checks import Batch, SuiteInfo
 from ingest.quality.discover import Lakehouse
 from ingest.quality.samples import offending_frame
+from ingest.quality.source_values import source_values_batch
 from ingest.quality.suites import ExpectationSpec, SuiteSpec
 from ingest.sqlutil import quote_ident
 
@@ -83,7 +85,9 @@ def selected(name: str, patterns: list[str] | None) -> bool:
 
 
 def build_plan(lake: Lakehouse, suites: list[SuiteSpec], settings: dict[str, Any], suites_dir: Path,
-               select: list[str] | None = None) -> list[SuiteInfo]:
+               select: list[str] | None = None, sources: dict[str, SourceSettings] | None = None,
+               base_dir: Path | None = None) -> list[SuiteInfo]:
+    """The batches to validate, per suite. `sources` (lakecdc.yml's) for the opt-in source_values check."""
     plan: list[SuiteInfo] = []
     checks = settings["checks"]
     for suite in sorted(suites, key=lambda s: s.name):
@@ -101,6 +105,10 @@ def build_plan(lake: Lakehouse, suites: list[SuiteSpec], settings: dict[str, Any
             batch = cdc.reconciliation_batch(lake, suite, checks["reconciliation"])
             if batch:
                 info.batches.append(batch)
+        if checks["source_values"]["enabled"]:
+            batch = source_values_batch(lake, suite, checks["source_values"], sources or {}, base_dir)
+            if batch:
+                info.batches.append(batch)
         plan.append(info)
     for source in lake.sources():
         name = f"cdc.{source}"
@@ -109,7 +117,8 @@ def build_plan(lake: Lakehouse, suites: list[SuiteSpec], settings: dict[str, Any
         info = SuiteInfo(name=name, table=None, kind="cdc", file=None)
         for batch in (cdc.freshness_batch(lake, source, settings),
                       cdc.rejects_batch(lake, source, checks["rejects"]),
-                      cdc.parse_errors_batch(lake, source, checks["schema_parse_errors"])):
+                      cdc.parse_errors_batch(lake, source, checks["schema_parse_errors"]),
+                      cdc.type_changes_batch(lake, source, checks["type_changes"])):
             if batch and batch.expectations:
                 info.batches.append(batch)
         if info.batches:

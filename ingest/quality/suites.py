@@ -48,6 +48,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
         "lag": {"enabled": True, "severity": "warn", "max_lag_seconds": 3600},
         "rejects": {"enabled": True, "severity": "fail", "max_count": 0},
         "schema_parse_errors": {"enabled": True, "severity": "fail"},
+        "type_changes": {"enabled": True, "severity": "warn"},
+        "source_values": {"enabled": False, "severity": "fail"},
     },
 }
 

@@ -74,6 +74,9 @@ class MySqlConnector(SourceConnector):
                 cur.execute(statement)
         return conn
 
+    def open_query_connection(self) -> pymysql.connections.Connection:
+        return self.connect()  # session time zone UTC: TIMESTAMP values as instants
+
     @property
     def conn(self) -> pymysql.connections.Connection:
         if self._conn is None or not self._conn.open:

@@ -28,6 +28,7 @@ from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeEventB
 from ingest.connectors.mysql import server
 from ingest.connectors.mysql.emit import envelope_texts
 from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param, select_sql
+from ingest.connectors.progress import SnapshotProgress
 from ingest.errors import LakecdcError
 from ingest.events.json_converter import dumps_str
 from ingest.events.source_info import snapshot_text, snapshot_value
@@ -48,6 +49,18 @@ def list_tables(query: server.Query, databases: list[str]) -> list[tuple[str, st
     rows = query("SELECT TABLE_SCHEMA AS d, TABLE_NAME AS t FROM information_schema.TABLES "
                  f"WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA IN ({names}) ORDER BY TABLE_SCHEMA, TABLE_NAME")
     return [(r["d"], r["t"]) for r in rows]
+
+
+def row_estimates(query: server.Query, tables: list[tuple[str, str]]) -> list[int | None]:
+    """The server's row count estimate of each table (information_schema.TABLES.TABLE_ROWS: exact for Aria and
+    MyISAM, an estimate for InnoDB), for the snapshot's progress display."""
+    if not tables:
+        return []
+    names = ", ".join(pymysql.converters.escape_string(d).join("''") for d in sorted({d for d, _ in tables}))
+    rows = query("SELECT TABLE_SCHEMA AS d, TABLE_NAME AS t, TABLE_ROWS AS n FROM information_schema.TABLES "
+                 f"WHERE TABLE_SCHEMA IN ({names})")
+    known = {(r["d"], r["t"]): int(r["n"]) for r in rows if r["n"] is not None}
+    return [known.get(table) for table in tables]
 
 
 def innodb_table_ids(query: server.Query) -> dict[tuple[str, str], int]:
@@ -222,9 +235,14 @@ class Snapshotter:
         chunk_size = c.config.chunk_size
         todo = [(db, table) for db, table in captured
                 if f"{db}.{table}" not in done and c.config.filters.snapshot_table(db, table)]
+        progress = c.snapshot_progress = SnapshotProgress(
+            [(f"{db}.{table}", estimate)
+             for (db, table), estimate in zip(todo, row_estimates(query, todo), strict=True)])
         for number, (db, table) in enumerate(todo):
             table_id = f"{db}.{table}"
             out.start_table(first=number == 0)
+            progress.start_table(table_id)
+            log.info("%s: %s", c.source_name, progress.describe())
             codec = c.codec(db, table)
             tbl = c.tracker.table(db, table)
             if codec is None or tbl is None:
@@ -293,6 +311,7 @@ class Snapshotter:
                                     columns, codec.key_schema_json if codec.key_columns else None,
                                     codec.value_schema_json))
                                 ordinal += n
+                                progress.add_rows(n)
                                 after_key = next_key
                     if chunk is None:
                         sql, params = select, []
@@ -317,6 +336,7 @@ class Snapshotter:
                             out.add_event(c.data_event(codec, "r", None, after, source,
                                                        f"{seq_prefix}{ordinal:08x}", position))
                             ordinal += 1
+                        progress.add_rows(n)
                         if rows:
                             after_key = [rows[-1][i] for i in pk_index]
                         if reader is not None and n >= asked:
@@ -328,6 +348,7 @@ class Snapshotter:
                     reader.close()  # waits for a fetch still running: the connection is used next
             out.end_table(last=number == len(todo) - 1)
             done = done + [table_id]
+        progress.finish()
         yield from out.finish()
 
 

@@ -87,6 +87,12 @@ class Catalog:
             self._types[key] = self._load_type(oid, typmod)
         return self._types[key]
 
+    def format_type(self, oid: int, typmod: int = -1) -> str:
+        """The server's text of a type, e.g. character varying(20) (format_type)."""
+        with self.conn.cursor() as cur:
+            cur.execute("SELECT format_type(%s, %s)", (oid, typmod if typmod >= 0 else None))
+            return str(cur.fetchone()[0])
+
     def _load_type(self, oid: int, typmod: int) -> PgType:
         with self.conn.cursor() as cur:
             cur.execute(_TYPE_SQL, (oid,))

@@ -46,14 +46,16 @@ from ingest.connectors.postgres import setup
 from ingest.connectors.postgres.catalog import Catalog, CatalogColumn, TableDef
 from ingest.connectors.postgres.columnar import SnapshotChunk, build_block
 from ingest.connectors.postgres.properties import PostgresProperties, parse_properties
-from ingest.connectors.postgres.snapshot import claim_table, read_chunk
+from ingest.connectors.postgres.snapshot import claim_table, read_chunk, row_estimates
 from ingest.connectors.postgres.tables import CapturedTable, build_table
 from ingest.connectors.postgres.types import ConversionError, binary_encoding
+from ingest.connectors.progress import SnapshotProgress
 from ingest.errors import LakecdcError
 from ingest.events import envelope as ev
 from ingest.events.json_converter import canonical_schema_json, dumps_str
 from ingest.events.source_info import VERSION, postgresql_sequence, postgresql_source
 from ingest.events.to_bronze import change_to_bronze, schema_change_to_bronze
+from ingest.schema.conversions import is_lossless
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +126,9 @@ class PostgresConnector(SourceConnector):
             self._conn = setup.connect(self.props)
             self._catalog = Catalog(self._conn)
         return self._conn
+
+    def open_query_connection(self) -> Any:
+        return setup.connect(self.props)
 
     @property
     def catalog(self) -> Catalog:
@@ -255,6 +260,9 @@ class PostgresConnector(SourceConnector):
             self._last_commit_lsn = 0
             catalog = Catalog(reader)
             tables = [t for t in catalog.tables() if props.captures_table(t[0], t[1])]
+            progress = self.snapshot_progress = SnapshotProgress(
+                [(f"{schema}.{name}", estimate) for (schema, name, _), estimate
+                 in zip(tables, row_estimates(reader, [relid for _, _, relid in tables]), strict=True)])
             pending = _Pending()
             # Flushed batches that may still hold the snapshot's last row: Debezium marks "last" on the last
             # row of the last table with rows, known only when a later row arrives or the snapshot ends.
@@ -276,6 +284,8 @@ class PostgresConnector(SourceConnector):
                                             int(time.time() * 1000), None, slot_lsn)
                 if props.snapshot_mode == "no_data":
                     continue
+                progress.start_table(full)
+                log.info("%s: %s", self.source_name, progress.describe())
                 if self.snapshot_table_hook is not None:
                     self.snapshot_table_hook(full)
                 claimed = claim_table(reader, relid, schema, name)
@@ -298,6 +308,7 @@ class PostgresConnector(SourceConnector):
                         slot_lsn, xmin, ts_ms, self._snapshot_tail(table, ts_ms, slot_lsn, xmin), counter + 1,
                         self._last_seq))
                     counter += chunk.num_rows
+                    progress.add_rows(chunk.num_rows)
                     pending.rejects.extend(rejects)
                     if block is not None:
                         yield from held  # a later row exists: none of them holds the last row
@@ -315,6 +326,7 @@ class PostgresConnector(SourceConnector):
             if len(pending):
                 held.append(self._flush(pending, caught_up=False))
             marks.mark_last()
+            progress.finish()
             if held:
                 # the snapshot is complete once its last row is committed: a restart streams from the
                 # slot's consistent point instead of resuming the snapshot after its last key
@@ -532,9 +544,15 @@ class PostgresConnector(SourceConnector):
         columns = []
         for position, col in enumerate(msg.columns, start=1):
             known = by_name.get(col.name)
+            pg_type = catalog.pg_type(col.type_oid, col.type_modifier)
+            if known is None:
+                expression = catalog.pg_type(col.type_oid).name
+            elif (known.type.oid, known.type.typmod) == (pg_type.oid, pg_type.typmod):
+                expression = known.type_expression
+            else:  # the live catalog is further on (the column changed type again since): the message's type
+                expression = catalog.format_type(col.type_oid, col.type_modifier)
             columns.append(CatalogColumn(
-                col.name, catalog.pg_type(col.type_oid, col.type_modifier),
-                known.type_expression if known is not None else catalog.pg_type(col.type_oid).name,
+                col.name, pg_type, expression,
                 known.nullable if known is not None else True, position,
                 known.default if known is not None else None, known.missing_value if known is not None else None))
         names = {c.name for c in msg.columns}
@@ -552,6 +570,8 @@ class PostgresConnector(SourceConnector):
         self._announced.add(msg.relid)
         if not changed:
             return
+        if previous is not None:
+            self._warn_about_converted_values(previous.definition, definition)
         # The Relation message has no LSN of its own (data_start is 0) and is resent in every new session, so
         # it takes the position of the last event before it (its own row lives in S_schema_changes), and
         # only what lies strictly before the resume point is dropped: a repeat is harmless, a loss is not.
@@ -563,6 +583,22 @@ class PostgresConnector(SourceConnector):
         self._add_schema_change(pending, table, "ALTER" if previous is not None else "CREATE", seq,
                                 self._position(commit_lsn), ts_ms, txn.xid if txn else None,
                                 txn.last_lsn if txn else self._restart_lsn, snapshot=False)
+
+    def _warn_about_converted_values(self, before: TableDef, after: TableDef) -> None:
+        """ALTER COLUMN ... TYPE rewrote the table without change events (quality's type_changes check flags it
+        too). Types from the Relation messages (the live catalog may already be further on)."""
+        old_types = {c.name: c.type for c in before.columns}
+        for column in after.columns:
+            old = old_types.get(column.name)
+            if old is None or (old.oid, old.typmod) == (column.type.oid, column.type.typmod):
+                continue
+            old_text = self.catalog.format_type(old.oid, old.typmod)
+            new_text = self.catalog.format_type(column.type.oid, column.type.typmod)
+            if not is_lossless(old_text, new_text):
+                log.warning("%s: %s.%s.%s changed type from %s to %s: PostgreSQL rewrote its stored values without "
+                            "change events, so rows not changed since keep their old values in bronze and silver; "
+                            "re-snapshot the table (docs/quality.md, type_changes)", self.source_name, after.schema,
+                            after.table, column.name, old_text, new_text)
 
     # --- data changes
 

@@ -46,6 +46,15 @@ def claim_table(conn: Any, relid: int, schema: str, table: str) -> tuple[str, bo
     return None
 
 
+def row_estimates(conn: Any, relids: list[int]) -> list[int | None]:
+    """The planner's row count estimate of each table (pg_class.reltuples; None for a table never vacuumed or
+    analyzed), for the snapshot's progress display."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT oid, reltuples FROM pg_class WHERE oid = ANY(%s)", (relids,))
+        known = {oid: int(rows) for oid, rows in cur.fetchall() if rows is not None and rows >= 0}
+    return [known.get(relid) for relid in relids]
+
+
 def read_chunk(conn: Any, table: CapturedTable, after_key: Sequence[str | None] | None, limit: int,
                key_columns: tuple[str, ...], relation: str | None = None) -> pa.Table:
     """Rows of `table` with key > after_key in key order, at most `limit` (tables without a key: all rows),
