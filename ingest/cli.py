@@ -151,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LakecdcError as exc:
         print(f"lakecdc: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk, a read-only or missing folder: what and where, in one line
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"lakecdc: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("lakecdc: interrupted", file=sys.stderr)
         return 130

@@ -92,6 +92,9 @@ def source_lock(config: ProjectConfig, source: str) -> Iterator[None]:
     if config.engine.profile not in ("local", "spark"):
         yield
         return
+    from ingest.engine import check_warehouse_writable
+
+    check_warehouse_writable(config.engine.warehouse)  # one line, not a traceback (a path under a file, read-only)
     lock_dir = config.engine.warehouse / ".lakecdc" / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
     with open(lock_dir / f"{source}.lock", "w") as handle:

@@ -120,14 +120,15 @@ def test_ctrl_c_during_a_snapshot_and_while_streaming(project: Path) -> None:
     # 1. during the snapshot: small batches, ^C once the first has landed; the run stops after the batch
     #    being written, and a new run continues to exactly the table's rows
     run = Terminal(["run", "--batch-size", "2000"], project, {})
-    run.wait_for(r"pg: [\d,]+ events")
+    run.wait_for(r"pg: (snapshot [^;]*; )?[\d,]+ events")
+    assert re.search(r"pg: snapshot table 1/1 public\.items: [\d,]+ rows read", run.text), run.text[-3000:]
     assert run.ctrl_c_and_wait() == 0, run.text[-3000:]
     assert "stopped: signal" in run.text
     first = landed(project)
     assert 0 < first < 200_000, first
     # 2. idle streaming: the rest of the snapshot landed (bronze holds every row), waiting for changes; ^C
     run = Terminal(["run"], project, {})
-    run.wait_for(r"pg: [\d,]+ events")
+    run.wait_for(r"pg: (snapshot [^;]*; )?[\d,]+ events")
     deadline = time.monotonic() + HANG
     while landed(project) < 200_000:
         assert time.monotonic() < deadline and run.status is None, run.text[-3000:]

@@ -187,3 +187,15 @@ def test_runner_gives_schema_history_back_before_resuming(tmp_path: Path, wareho
     assert HistoryKeepingConnector.restored == []
     run_source(config, "inv", until_caught_up=True, progress=False)
     assert [json.loads(event)["ddl"] for _, event in HistoryKeepingConnector.restored] == [change["ddl"]]
+
+
+def test_unusable_warehouse_is_one_line(tmp_path: Path):
+    """A warehouse path under a file: one line naming the warehouse, exit 2, no traceback."""
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (tmp_path / "a_file").write_text("")
+    config = project(tmp_path, tmp_path / "a_file" / "wh", inbox)
+    result = run_lakecdc("--config", str(config), "run", "--until-caught-up")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"lakecdc: error: warehouse {tmp_path / 'a_file' / 'wh'} is not writable: Not a directory"], result.stderr

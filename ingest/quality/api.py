@@ -3,7 +3,7 @@ validate on the engine, write the report. Used by `lakecdc quality`, the tests a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.config import ProjectConfig
@@ -22,6 +22,8 @@ class QualityRun:
     report_dir: Path
     index: Path
     generated: list[Path]
+    keyless: list[str] = field(default_factory=list)  # silver tables without a key: not checked for uniqueness,
+    #                                                    reconciliation or source values
 
 
 def project_dir(config: ProjectConfig) -> Path:
@@ -57,4 +59,7 @@ def run_quality(config: ProjectConfig, *, select: list[str] | None = None, gener
     keep = int(settings["report"]["history_runs"])
     docs_index = runner.build_data_docs(result, keep)
     index = write_report(result, report_dir, docs_index, keep)
-    return QualityRun(result=result, report_dir=report_dir, index=index, generated=generated)
+    keyless = sorted(s.table for s in suites + defaults
+                     if s.table.partition(".")[0] == lake.schemas["silver"] and not s.key
+                     and any(info.name == s.name for info in plan))
+    return QualityRun(result=result, report_dir=report_dir, index=index, generated=generated, keyless=keyless)

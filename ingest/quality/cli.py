@@ -22,6 +22,10 @@ def cmd_quality(args: argparse.Namespace, config: ProjectConfig) -> int:
               "expectations passed", flush=True)
         for o in failed:
             print(f"     {o.severity:4} {o.description}" + (f" [error: {o.error}]" if o.error else ""), flush=True)
+    if run.keyless:
+        print(f"note: {len(run.keyless)} silver tables have no key ({', '.join(run.keyless)}): uniqueness, "
+              "reconciliation and source values are not checked for them (docs/silver.md: tables without a "
+              "primary key)", flush=True)
     from ingest.quality.report import overall_status
 
     print(f"{overall_status(run.result).upper()}: {len(run.result.suites)} suites; report: {run.index}  "
