@@ -92,6 +92,43 @@ def cmd_drop_slot(args: argparse.Namespace, config: ProjectConfig) -> int:
     return 0
 
 
+def cmd_reset(args: argparse.Namespace, config: ProjectConfig) -> int:
+    """`lakecdc source reset`: start a source over. Its slot (PostgreSQL) and its bronze tables go; the next
+    `lakecdc run` takes a new snapshot and silver is rebuilt with `dbt build --full-refresh`."""
+    import shutil
+
+    from ingest.bronze.contract import BRONZE_SCHEMA, table_name
+    from ingest.bronze.writer import TABLES
+    from ingest.connectors import registry
+    from ingest.runner import source_lock
+
+    names = _sources(args, config)
+    if len(names) > 1:
+        raise LakecdcError(f"several sources are configured ({', '.join(names)}): choose one with --source")
+    name = names[0]
+    if config.engine.profile not in ("local", "spark"):
+        raise LakecdcError(f"source reset removes a local warehouse's folders; on the {config.engine.profile} "
+                           f"engine drop the tables bronze.{name}_* yourself, then `lakecdc source drop-slot`")
+    folders = [config.engine.warehouse / BRONZE_SCHEMA / table_name(name, kind)
+               for kind in (*TABLES, "schema_history")]
+    present = [f for f in folders if f.exists()]
+    if not args.yes:
+        raise LakecdcError(f"source reset deletes what {name} has landed ({len(present)} bronze tables under "
+                           f"{config.engine.warehouse / BRONZE_SCHEMA}) and its replication slot: add --yes")
+    base_dir = config.path.resolve().parent if config.path else None
+    with source_lock(config, name):  # not while this source is being ingested
+        connector = registry.create(config.source(name), base_dir=base_dir)
+        try:
+            print(f"{name}: {connector.release(missing_ok=True)}", flush=True)
+        finally:
+            connector.close()
+        for folder in present:
+            shutil.rmtree(folder)
+    print(f"{name}: removed {len(present)} bronze tables ({', '.join(f.name for f in present) or 'none'}); next: "
+          f"`lakecdc run` takes a new snapshot, then `lakecdc dbt build --full-refresh` rebuilds silver", flush=True)
+    return 0
+
+
 def cmd_status(args: argparse.Namespace, config: ProjectConfig) -> int:
     """Exit 0 when every source is landed, reachable (unless --no-source) and, with --max-lag, within it;
     1 otherwise (for monitoring), with the problems named."""
@@ -170,7 +207,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                      help="print each source's summary as one JSON object (events, batches, seconds, stopped_by...)")
     run.set_defaults(func=cmd_run)
 
-    source = sub.add_parser("source", help="act on a source's server side (drop-slot)",
+    source = sub.add_parser("source", help="act on a source's server side (drop-slot, reset)",
                             description="Operations on what a source holds on its server.")
     source_sub = source.add_subparsers(dest="source_command", metavar="ACTION", required=True)
     drop = source_sub.add_parser("drop-slot", help="drop the source's PostgreSQL replication slot (not in use)",
@@ -179,6 +216,16 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     drop.add_argument("--source", help="source name from the configuration (default: the only one)")
     drop.add_argument("--config", default=argparse.SUPPRESS, help="project configuration file")
     drop.set_defaults(func=cmd_drop_slot)
+    reset = source_sub.add_parser("reset", help="start a source over: drop its slot and its bronze tables",
+                                  description="Delete a source's bronze tables (S_events, S_schemas, "
+                                              "S_schema_changes, S_rejects, S_schema_history) and drop its "
+                                              "PostgreSQL replication slot, so that the next `lakecdc run` takes "
+                                              "a new snapshot; rebuild silver afterwards with `lakecdc dbt build "
+                                              "--full-refresh`. Refused while the source is being ingested.")
+    reset.add_argument("--source", help="source name from the configuration (default: the only one)")
+    reset.add_argument("--yes", action="store_true", help="really delete (without it: say what would go)")
+    reset.add_argument("--config", default=argparse.SUPPRESS, help="project configuration file")
+    reset.set_defaults(func=cmd_reset)
 
     status = sub.add_parser("status", help="per source: events landed, last seq, rejects, lag",
                             description="Print, per configured source, what its bronze tables hold: events, "

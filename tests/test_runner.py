@@ -126,6 +126,17 @@ def test_cli_run_status_and_sigterm(tmp_path: Path, warehouse: Path):
     (report,) = json.loads(lagging.stdout)
     assert (report["source"], report["events"], report["batches"]) == ("inv", 300, 3)
     assert report["problems"] and "over --max-lag 60s" in report["problems"][0]
+    # starting over: `source reset` removes the source's bronze tables (asks for --yes first); the next run
+    # lands everything again
+    refused = run_lakecdc("source", "reset", "--config", str(config))
+    assert refused.returncode == 2 and "deletes what inv has landed (4 bronze tables" in refused.stderr
+    reset = run_lakecdc("source", "reset", "--yes", "--config", str(config))
+    assert reset.returncode == 0, reset.stderr
+    assert "inv: removed 4 bronze tables (inv_events, inv_schemas, inv_schema_changes, inv_rejects)" in reset.stdout
+    assert not (warehouse / "bronze" / "inv_events").exists()
+    rerun = run_lakecdc("run", "--config", str(config), "--until-caught-up", "--json")
+    assert rerun.returncode == 0 and json.loads(rerun.stdout)["events"] == 300, rerun.stderr
+
     (tmp_path / "other").mkdir()
     other = project(tmp_path / "other", warehouse / "other", inbox)
     missing = run_lakecdc("status", "--config", str(other))

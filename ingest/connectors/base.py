@@ -59,11 +59,14 @@ class SourceConnector(ABC):
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         """Yield micro-batches in seq order, starting after `resume`."""
 
-    def release(self) -> str:
-        """`lakecdc source drop-slot`: remove what this source holds on the server (PostgreSQL: its replication
-        slot), so that the next run starts over with a new snapshot; one line saying what was done."""
-        raise LakecdcError(f"{self.connector_name or self.settings.connector}: this source holds nothing on the "
-                           f"server (no replication slot)")
+    def release(self, missing_ok: bool = False) -> str:
+        """`lakecdc source drop-slot` / `reset`: remove what this source holds on the server (PostgreSQL: its
+        replication slot), so that the next run starts over with a new snapshot; one line saying what was done.
+        Nothing to remove is an error unless `missing_ok`."""
+        what = f"{self.connector_name or self.settings.connector}: this source holds nothing on the server"
+        if missing_ok:
+            return what
+        raise LakecdcError(f"{what} (no replication slot)")
 
     def open_query_connection(self) -> Any:
         """A plain DB-API connection to the source database, for quality's `source_values` check (the caller

@@ -149,11 +149,13 @@ class PostgresConnector(SourceConnector):
         return (f"PostgreSQL {self.props.hostname}:{self.props.port}/{self.props.dbname}: wal_level=logical, "
                 f"{len(tables)} table(s) readable, replication login works; {publication}")
 
-    def release(self) -> str:
+    def release(self, missing_ok: bool = False) -> str:
         conn = self._normal()
         slot = self.props.slot_name
         info = setup.slot_info(conn, slot)
         if info is None:
+            if missing_ok:
+                return f"no replication slot {slot} in {self.props.dbname}"
             raise LakecdcError(f"replication slot {slot} does not exist in {self.props.dbname}")
         if info["active"]:
             raise LakecdcError(f"replication slot {slot} is in use by another connection (pid {info['active_pid']}): "
