@@ -261,16 +261,6 @@ def test_dropped_table_ends_in_silver(engine, warehouse: Path, tmp_path: Path):
     drop_ms = 1_700_000_000_000
     b.batch += 1   # the schema change's own batch, as the runner lands it
     base = {"source": "inv", "table_id": T, "columns": columns, "primary_key": '["id"]', "parse_status": "ok"}
-    # first a rename of another table to this name and away again: the DROP a rename leaves ends nothing
-    renamed = {**base, "table_id": "shop.public.other", "version": 2, "valid_from_seq": "0" * 15 + "1",
-               "change_kind": "DROP"}
-    _write_history(spark, warehouse, [{**base, "version": 1, "valid_from_seq": "0" * 16, "change_kind": "CREATE"},
-                                      renamed, {**renamed, "table_id": T, "valid_from_seq": "0" * 15 + "2"},
-                                      {**base, "table_id": "shop.public.moved", "version": 1, "change_kind": "ALTER",
-                                       "valid_from_seq": "0" * 15 + "2", "previous_table_id": T}],
-                   [("0" * 15 + "2", drop_ms - 5, b.batch)])
-    run_dbt(engine, project, "build")
-    assert len(_rows(spark, "silver.inv__items")) == 3
     _write_history(spark, warehouse, [{**base, "version": 1, "valid_from_seq": "0" * 16, "change_kind": "CREATE"},
                                       {**base, "version": 2, "valid_from_seq": drop_seq, "change_kind": "DROP"}],
                    [(drop_seq, drop_ms, b.batch)])
@@ -289,6 +279,75 @@ def test_dropped_table_ends_in_silver(engine, warehouse: Path, tmp_path: Path):
     run_dbt(engine, project, "build", "--full-refresh")
     assert _rows(spark, "silver.inv__items") == incremental
     assert _rows(spark, "silver.inv__items_history", "id, valid_from_seq") == incremental_history
+
+
+def test_renamed_tables_take_their_rows_to_the_new_name(engine, warehouse: Path, tmp_path: Path):
+    """RENAME TABLE items TO moved, then a swap in one statement (a TO tmp, b TO a, tmp TO b) as online schema
+    change tools do it (b: a's copy with a new column): silver follows the tables, not the names. moved holds
+    items' rows and its later changes, items is empty; a holds b's rows (the new column's values too) and b
+    holds a's. Incremental (the old names were built before) and full refresh agree."""
+    import json
+
+    spark = engine.spark
+    cols = [("id", INT32), ("name", STRING)]
+    b = Bronze(spark, warehouse)
+    A, B, MOVED = "shop.public.a", "shop.public.b", "shop.public.moved"
+
+    def ev(table: str, op: str, i: int, name: str, note: str | None = None) -> dict:
+        if note is None:
+            return b.event(table, op, {"id": i}, None, {"id": i, "name": name}, KEYS, cols)
+        return b.event(table, op, {"id": i}, None, {"id": i, "name": name, "note": note}, KEYS,
+                       [*cols, ("note", STRING)])
+
+    b.land([ev(T, "c", 1, "i1"), ev(T, "c", 2, "i2"), ev(A, "c", 1, "a1"), ev(A, "c", 2, "a2"),
+            ev(B, "c", 1, "b1", "n1"), ev(T, "u", 1, "i1u")])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build")
+
+    two = [{"name": "id", "position": 1, "type_name": "INT", "key": True, "spark_type": "INT"},
+           {"name": "name", "position": 2, "type_name": "VARCHAR", "spark_type": "STRING"}]
+    three = json.dumps([*two, {"name": "note", "position": 3, "type_name": "VARCHAR", "spark_type": "STRING",
+                               "has_default": True, "default": "none yet"}])
+    columns = json.dumps(two)
+    base = {"source": "inv", "columns": columns, "primary_key": '["id"]', "parse_status": "ok", "version": 1}
+    created = [{**base, "table_id": t, "valid_from_seq": "0" * 16, "change_kind": "CREATE",
+                "columns": three if t == B else columns} for t in (T, A, B)]
+    rename, swap = b.next_seq(), b.next_seq()
+    b.batch += 1   # the schema changes' own batch, as the runner lands it
+    history = created + [
+        {**base, "table_id": T, "valid_from_seq": rename, "statement_index": 0, "change_kind": "DROP"},
+        {**base, "table_id": MOVED, "valid_from_seq": rename, "statement_index": 1, "change_kind": "ALTER",
+         "previous_table_id": T}]
+    tmp = "shop.public.tmp"
+    for index, (table, previous, kind) in enumerate([(tmp, A, "ALTER"), (A, B, "ALTER"), (tmp, None, "DROP"),
+                                                     (B, tmp, "ALTER")]):
+        history.append({**base, "table_id": table, "valid_from_seq": swap, "statement_index": index,
+                        "change_kind": kind, "previous_table_id": previous,
+                        "columns": three if table == A else columns})
+    _write_history(spark, warehouse, history,
+                   [(rename, 1_700_000_000_000, b.batch), (swap, 1_700_000_001_000, b.batch)])
+    b.land([ev(MOVED, "u", 2, "i2x"), ev(A, "c", 2, "b2", "n2"), ev(B, "c", 3, "a3")])
+    _generate(spark, project)   # moved is a captured table now
+
+    def state() -> dict[str, list[tuple]]:
+        return {t: [(r["id"], r["name"]) for r in _rows(spark, f"silver.inv__{t}")]
+                for t in ("items", "moved", "a", "b")}
+
+    want = {"items": [], "moved": [(1, "i1u"), (2, "i2x")], "a": [(1, "b1"), (2, "b2")],
+            "b": [(1, "a1"), (2, "a2"), (3, "a3")]}
+    run_dbt(engine, project, "build")
+    assert state() == want
+    # the column b had (a's new one): its values came along, the default is not put in their place
+    assert [r["note"] for r in _rows(spark, "silver.inv__a")] == ["n1", "n2"]
+    moved_history = [(r["id"], r["name"], r["is_current"])
+                     for r in _rows(spark, "silver.inv__moved_history", "id, valid_from_seq")]
+    assert moved_history == [(1, "i1", False), (1, "i1u", True), (2, "i2", False), (2, "i2x", True)]
+    carried = _rows(spark, "silver.inv__moved", "id")[0]["_seq"]
+    assert carried.startswith(rename + "."), carried   # a carried row's seq: the rename's, then its own
+    run_dbt(engine, project, "build", "--full-refresh")
+    assert state() == want
+    assert [r["note"] for r in _rows(spark, "silver.inv__a")] == ["n1", "n2"]
 
 
 def test_history_versions_never_end_before_they_start(engine, warehouse: Path, tmp_path: Path):

@@ -71,18 +71,24 @@
     history entry (name, spark_type, ...). The database fills the rows that exist at the ADD with the default
     and sends no change event for them, so silver gives those events `missing_value` (the value the database
     gave them, when the history knows it) or the literal `default` (see docs/silver.md). -#}
-{% macro lakecdc_column_adds(source_name, table_id, renames) %}
+{% macro lakecdc_column_adds(source_name, table_id, renames, before_seq=none) %}
   {%- set history = lakecdc.lakecdc_bronze_relation(source_name, 'schema_history') -%}
   {%- if not execute or adapter.get_relation(database=none, schema=history.schema, identifier=history.identifier) is none -%}
     {{ return({}) }}
   {%- endif -%}
-  {%- set rows = run_query("select columns, valid_from_seq, change_kind from " ~ history ~ " where table_id = "
-                           ~ lakecdc.lakecdc_lit(table_id) ~ " and change_kind in ('CREATE', 'ALTER', 'DROP') order by version").rows -%}
+  {%- set rows = run_query("select columns, valid_from_seq, change_kind, previous_table_id from " ~ history
+                           ~ " where table_id = " ~ lakecdc.lakecdc_lit(table_id)
+                           ~ " and change_kind in ('CREATE', 'ALTER', 'DROP')"
+                           ~ ((" and valid_from_seq < " ~ lakecdc.lakecdc_lit(before_seq)) if before_seq else "")
+                           ~ " order by version").rows -%}
   {%- set adds = {} -%}
   {%- set ns = namespace(prev=none) -%}
   {%- for row in rows -%}
     {%- if row[2] == 'DROP' -%}
       {%- do adds.clear() -%}{%- set ns.prev = none -%}
+    {%- elif row[3] and row[3] != table_id -%}
+      {#- another table renamed to this name: its columns are where this table starts (lakecdc_lineage) -#}
+      {%- do adds.clear() -%}{%- set ns.prev = fromjson(row[0]) or [] -%}
     {%- else -%}
       {%- set cols = fromjson(row[0]) or [] -%}
       {%- set names = cols | map(attribute='name') | list -%}
@@ -158,19 +164,25 @@
 
 {% macro lakecdc_table_spec(source_name, table_id) %}
   {%- if not execute -%}
-    {{ return({'keys': [], 'columns': [], 'found': false, 'renames': {}}) }}
+    {{ return({'keys': [], 'columns': [], 'found': false, 'renames': {},
+               'lineage': lakecdc.lakecdc_lineage(source_name, table_id)}) }}
   {%- endif -%}
-  {%- set renames = lakecdc.lakecdc_column_renames(source_name, table_id) -%}
+  {%- set lineage = lakecdc.lakecdc_lineage(source_name, table_id) -%}
+  {%- set renames = {} -%}
+  {%- for segment in lineage['segments'] -%}  {#- the tables whose rows came under this name, oldest last -#}
+    {%- do renames.update(lakecdc.lakecdc_column_renames(source_name, segment['table_id'])) -%}
+  {%- endfor -%}
+  {%- do renames.update(lakecdc.lakecdc_column_renames(source_name, table_id)) -%}
   {%- set events = lakecdc.lakecdc_bronze_relation(source_name, 'events') -%}
   {%- set schemas = lakecdc.lakecdc_bronze_relation(source_name, 'schemas') -%}
   {%- set query -%}
     select u.kind, s.schema_id, max(s.schema) as schema, min(s.first_seq) as first_seq
     from {{ schemas }} s
-    join (select distinct 'value' as kind, value_schema_id as id from {{ events }}
-          where table_id = {{ lakecdc.lakecdc_lit(table_id) }} and value_schema_id is not null
+    join (select distinct 'value' as kind, value_schema_id as id from {{ events }} e
+          where {{ lineage['filter'] }} and value_schema_id is not null
           union
-          select distinct 'key' as kind, key_schema_id as id from {{ events }}
-          where table_id = {{ lakecdc.lakecdc_lit(table_id) }} and key_schema_id is not null) u
+          select distinct 'key' as kind, key_schema_id as id from {{ events }} e
+          where {{ lineage['filter'] }} and key_schema_id is not null) u
       on s.schema_id = u.id
     group by u.kind, s.schema_id
     order by first_seq, schema_id
@@ -245,6 +257,12 @@
   {#- columns added by ALTER TABLE: the default for the rows that predate them; a column no event has shown
       yet is there at once -#}
   {%- set adds = lakecdc.lakecdc_column_adds(source_name, table_id, renames) -%}
+  {%- for segment in lineage['segments'] -%}  {#- columns the tables renamed to this name added before the rename -#}
+    {%- for name, add in lakecdc.lakecdc_column_adds(source_name, segment['table_id'], renames, segment['before']).items()
+          if name not in adds -%}
+      {%- do adds.update({name: add}) -%}
+    {%- endfor -%}
+  {%- endfor -%}
   {%- for name, add in adds.items() if name not in key_names -%}
     {%- set known = columns | selectattr('name', 'equalto', name) | list -%}
     {%- set t = known[0]['type'] if known else lakecdc.lakecdc_history_type(add['column']) -%}
@@ -270,7 +288,7 @@
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
-  {{ return({'keys': keys, 'columns': columns, 'found': rows | length > 0, 'renames': renames}) }}
+  {{ return({'keys': keys, 'columns': columns, 'found': rows | length > 0, 'renames': renames, 'lineage': lineage}) }}
 {% endmacro %}
 
 {% macro lakecdc_staging(source_name, table_id) %}
@@ -310,10 +328,10 @@
     cast(array() as array<string>) as _unavailable,
     {%- endif %}
     op as _op,
-    seq as _seq,
+    {{ spec['lineage']['seq'] }} as _seq,
     timestamp_millis(source_ts_ms) as _source_ts,
     timestamp_millis(ts_ms) as _ts,
-    batch_id as _batch_id,
+    {{ spec['lineage']['batch'] }} as _batch_id,
     key as _key_json,
     get_json_object(e.value, '$.source.lsn') as _lsn
   from (
@@ -322,12 +340,13 @@
       select e.*,
              from_json(e.value, 'before map<string,string>, after map<string,string>') as __v
       from {{ lakecdc.lakecdc_bronze_relation(source_name, 'events') }} e
-      where e.table_id = {{ lakecdc.lakecdc_lit(table_id) }} and e.op is not null
+      where {{ spec['lineage']['filter'] }} and e.op is not null
     ) e
   ) e
   {#- a DROP TABLE ends every row of the table, as a truncate does: the source sends no delete for them. A table
-      created again later fills up from its new events. -#}
-  {%- for d in lakecdc.lakecdc_table_drops(source_name, table_id) %}
+      created again later fills up from its new events. A table renamed to this name ends the rows of the one
+      that had it before (a swap), and brings its own rows (lakecdc_lineage). -#}
+  {%- for d in spec['lineage']['truncates'] %}
   union all
   select
     {%- if with_values %}
@@ -341,22 +360,71 @@
   {%- endfor %}
 {% endmacro %}
 
-{#- The DROP versions of a table in <S>_schema_history (after `lakecdc schema rebuild`): [seq, ts_ms, batch_id]
-    each, the time and batch those of the schema change that dropped it (a history without the schema change
-    row: time 0 and batch 0, so only a full refresh applies it). -#}
-{% macro lakecdc_table_drops(source_name, table_id) %}
+{#- Where a table's rows come from, by <S>_schema_history (after `lakecdc schema rebuild`):
+    truncates: [seq, ts_ms, batch_id] of each DROP of the table (a rename away included: its rows move with it)
+      and of each rename to its name (the rows of a table that had the name before end there);
+    segments: for each rename to its name, at seq S, the events of the renamed table since it began (its CREATE,
+      or its own rename from another table, followed back) and before S: they are this table's rows too. Their
+      _seq becomes "S.<their seq>" (after S, in their order, before what comes after S) and their batch that of
+      the rename, so an incremental build takes them;
+    filter / seq / batch: the SQL over bronze events `e` selecting this table's events and giving those values.
+    Time and batch of a change come from its <S>_schema_changes row (none: time 0 and batch 0, so only a full
+    refresh applies it). -#}
+{% macro lakecdc_lineage(source_name, table_id) %}
+  {%- set own = "e.table_id = " ~ lakecdc.lakecdc_lit(table_id) -%}
+  {%- set plain = {'truncates': [], 'segments': [], 'filter': own, 'seq': 'seq', 'batch': 'batch_id'} -%}
   {%- set history = lakecdc.lakecdc_bronze_relation(source_name, 'schema_history') -%}
   {%- set changes = lakecdc.lakecdc_bronze_relation(source_name, 'schema_changes') -%}
   {%- if not execute or adapter.get_relation(database=none, schema=history.schema, identifier=history.identifier) is none
          or adapter.get_relation(database=none, schema=changes.schema, identifier=changes.identifier) is none -%}
-    {{ return([]) }}
+    {{ return(plain) }}
   {%- endif -%}
-  {#- the DROP a rename leaves under the old id is not one: the table lives on under its new name (its rows are
-      not carried over to the new name's silver yet, docs/silver.md) -#}
-  {%- set rows = run_query("select h.valid_from_seq, coalesce(max(c.ts_ms), 0), coalesce(max(c.batch_id), 0) from "
-                           ~ history ~ " h left anti join " ~ history ~ " r on r.previous_table_id = h.table_id"
-                           ~ " and r.valid_from_seq = h.valid_from_seq left join " ~ changes
-                           ~ " c on c.seq = h.valid_from_seq where h.table_id = " ~ lakecdc.lakecdc_lit(table_id)
-                           ~ " and h.change_kind = 'DROP' group by h.valid_from_seq order by h.valid_from_seq").rows -%}
-  {{ return(rows | map('list') | list) }}
+  {%- set rows = run_query("select h.table_id, h.valid_from_seq, h.statement_index, h.change_kind, h.previous_table_id, "
+                           ~ "coalesce(max(c.ts_ms), 0), coalesce(max(c.batch_id), 0) from " ~ history ~ " h left join "
+                           ~ changes ~ " c on c.seq = h.valid_from_seq where h.change_kind in ('CREATE', 'ALTER', 'DROP') "
+                           ~ "group by 1, 2, 3, 4, 5 order by 2, 3").rows -%}
+  {%- set truncates = [] -%}
+  {%- set segments = [] -%}
+  {%- for r in rows if r[0] == table_id and (r[3] == 'DROP' or (r[4] and r[4] != r[0])) -%}
+    {%- do truncates.append([r[1], r[5], r[6]]) -%}
+    {%- if r[3] != 'DROP' -%}
+      {#- follow the renamed table back: its events since it began (CREATE, DROP of an older table of that name,
+          or its own rename from another table, then followed further) -#}
+      {%- set ns = namespace(work=[[r[4], r[1], r[2]]]) -%}
+      {%- for _ in range(50) if ns.work -%}
+        {%- set item = ns.work[0] -%}
+        {%- set ns.work = ns.work[1:] -%}
+        {%- set found = namespace(begin=none) -%}
+        {%- for b in rows if b[0] == item[0] and (b[1] < item[1] or (b[1] == item[1] and b[2] < item[2]))
+                             and (b[3] == 'CREATE' or (b[4] and b[4] != b[0] and b[3] != 'DROP')
+                                  or (b[3] == 'DROP' and b[1] != item[1])) -%}
+          {%- set found.begin = b -%}
+        {%- endfor -%}
+        {%- do segments.append({'table_id': item[0], 'after': found.begin[1] if found.begin else none,
+                                'before': item[1], 'prefix': r[1], 'batch': r[6]}) -%}
+        {%- if found.begin and found.begin[3] != 'DROP' and found.begin[4] and found.begin[4] != found.begin[0] -%}
+          {%- do ns.work.append([found.begin[4], found.begin[1], found.begin[2]]) -%}
+        {%- endif -%}
+      {%- endfor -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if not segments -%}
+    {%- do plain.update({'truncates': truncates}) -%}
+    {{ return(plain) }}
+  {%- endif -%}
+  {%- set conds = [] -%}
+  {%- for g in segments -%}
+    {%- do conds.append("(e.table_id = " ~ lakecdc.lakecdc_lit(g['table_id']) ~ " and e.seq < " ~ lakecdc.lakecdc_lit(g['before'])
+                        ~ ((" and e.seq > " ~ lakecdc.lakecdc_lit(g['after'])) if g['after'] is not none else "") ~ ")") -%}
+  {%- endfor -%}
+  {%- set seq_cases = [] -%}
+  {%- set batch_cases = [] -%}
+  {%- for g in segments -%}
+    {%- do seq_cases.append("when " ~ conds[loop.index0] ~ " then concat(" ~ lakecdc.lakecdc_lit(g['prefix'] ~ '.') ~ ", e.seq)") -%}
+    {%- do batch_cases.append("when " ~ conds[loop.index0] ~ " then cast(" ~ (g['batch'] | int) ~ " as bigint)") -%}
+  {%- endfor -%}
+  {{ return({'truncates': truncates, 'segments': segments,
+             'filter': "(" ~ own ~ " or " ~ conds | join(" or ") ~ ")",
+             'seq': "case " ~ seq_cases | join(" ") ~ " else e.seq end",
+             'batch': "case " ~ batch_cases | join(" ") ~ " else e.batch_id end"}) }}
 {% endmacro %}
