@@ -155,6 +155,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f": {exc.filename}" if exc.filename else ""
         print(f"lakecdc: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        # the engine's own errors (a full disk under the warehouse arrives as one): its first line, not the
+        # client's 40-line traceback; anything else is a bug and keeps its traceback
+        if not type(exc).__module__.startswith("pyspark."):
+            raise
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        print(f"lakecdc: error: the engine failed: {lines[0] if lines else type(exc).__name__}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("lakecdc: interrupted", file=sys.stderr)
         return 130
