@@ -212,9 +212,10 @@ def test_unusable_warehouse_is_one_line(tmp_path: Path):
         f"lakecdc: error: warehouse {tmp_path / 'a_file' / 'wh'} is not writable: Not a directory"], result.stderr
 
 
-def test_full_disk_is_one_line(tmp_path: Path):
+def test_full_disk_and_read_only_warehouse_are_one_line(tmp_path: Path):
     """The warehouse's disk fills up during a run: the engine's write error in one line (it was a 47-line
-    traceback), exit 2. A 1 MB tmpfs is the disk (mounting needs root, which the test machine has)."""
+    traceback), exit 2; then the disk is read-only: one line before anything starts. A 1 MB tmpfs is the disk
+    (mounting needs root, which the test machine has)."""
     disk = tmp_path / "disk"
     disk.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True)
@@ -226,8 +227,13 @@ def test_full_disk_is_one_line(tmp_path: Path):
         (inbox / "a.jsonl").write_bytes(b"".join(kcat_lines(6_000, seed=3)))
         config = project(tmp_path, disk / "wh", inbox)
         result = run_lakecdc("--config", str(config), "run", "--until-caught-up", "--batch-size", "1000", "--quiet")
+        # the same disk read-only: refused before anything starts
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        read_only = run_lakecdc("--config", str(config), "run", "--until-caught-up")
     finally:
         subprocess.run(["umount", str(disk)], check=True)
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("lakecdc: error: the engine failed: ") and "No space left on device" in line, line
+    assert read_only.returncode == 2 and read_only.stderr.strip().splitlines() == [
+        f"lakecdc: error: warehouse {disk / 'wh'} is not writable: Read-only file system"], read_only.stderr
