@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test test-unit test-conformance lint demo bench soak soak-silver services-up services-down clean
+.PHONY: venv test test-fast test-unit test-conformance lint demo bench soak soak-silver services-up services-down clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ test-conformance: $(STAMP)
 	scripts/services.sh up
 	set -a; eval "$$(scripts/services.sh env)"; set +a; \
 	CI=$${CI:-1} $(PY) -m pytest tests/conformance; rc=$$?; scripts/services.sh down; exit $$rc
+
+# The inner loop: everything but the tests marked slow (`make test` runs them all).
+test-fast: $(STAMP)
+	scripts/services.sh install
+	scripts/services.sh up
+	set -a; eval "$$(scripts/services.sh env)"; set +a; \
+	CI=$${CI:-1} $(PY) -m pytest tests -m "not slow" --durations=10; rc=$$?; scripts/services.sh down; exit $$rc
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -m unit tests
@@ -58,7 +65,7 @@ soak: $(STAMP)
 	scripts/services.sh down; exit $$rc
 
 # Issue 17's randomized end-to-end scenario, long form: seeds SOAK_SEEDS first, then more until SOAK_MINUTES,
-# sizes of tests/test_e2e_random.py times SOAK_SCALE; every silver table compared exactly with its source.
+# sizes of tests/integration/project/test_e2e_random.py times SOAK_SCALE; every silver table compared exactly with its source.
 SOAK_SEEDS ?= 1,2,3
 SOAK_SCALE ?= 4
 soak-silver: $(STAMP)

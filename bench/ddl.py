@@ -1,7 +1,7 @@
 """DDL interpreter throughput: statements/s over the MariaDB corpus, and a 10,000-table snapshot schema build
 from SHOW CREATE TABLE text (target < 60 s). Run: .venv/bin/python bench/ddl.py
 
-The long form of the random DDL oracle (tests/ddl_fuzz.py; needs the servers of `scripts/services.sh env`):
+The long form of the random DDL oracle (tests/support/ddl_fuzz.py; needs the servers of `scripts/services.sh env`):
     .venv/bin/python bench/ddl.py --fuzz mariadb postgres --seeds 1 2 3 --statements 2000
 prints the exact share of the accepted statements per dialect and seed (exit code 1 below 99.5%)."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ingest.schema import SchemaState  # noqa: E402
-from tests.schema_oracle import read_corpus  # noqa: E402
+from tests.support.schema_oracle import read_corpus  # noqa: E402
 
 SHOW_CREATE = """CREATE TABLE `orders_{n}` (
   `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,
@@ -33,8 +33,8 @@ SHOW_CREATE = """CREATE TABLE `orders_{n}` (
 
 
 def fuzz(dialects: list[str], seeds: list[int], statements: int, verbose: bool) -> bool:
-    from tests.ddl_fuzz import run_fuzz
-    from tests.schema_oracle import MariaOracle, PgOracle, mariadb_params_from_url
+    from tests.support.ddl_fuzz import run_fuzz
+    from tests.support.schema_oracle import MariaOracle, PgOracle, mariadb_params_from_url
 
     ok = True
     database = f"ddl_fuzz_bench_{os.getpid()}"

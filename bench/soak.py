@@ -6,15 +6,17 @@ catches up without interruption and bronze, replayed in seq order, must equal ev
     .venv/bin/python bench/soak.py --silver [--minutes 30] [--seeds 1,2,3] [--scale 4] [--only ...]
 
 PostgreSQL: inserts, updates, deletes, primary-key changes, TOASTed values, truncates and new tables
-(tests/test_pg_e2e.py's workload), through the `lakecdc run` CLI. MariaDB: DML plus ADD/DROP/MODIFY/
-CHANGE/RENAME COLUMN, RENAME TABLE, CREATE/DROP TABLE (tests/test_mysql_e2e.py's workload), through the
-connector and BronzeWriter in a subprocess. Prints kills, events landed and the result; exit status 1
-when bronze differs from the source. Needs the services of `make services-up` (scripts/services.sh env).
+(the workload of tests/support/pg_e2e.py), through the `lakecdc run` CLI. MariaDB: DML plus
+ADD/DROP/MODIFY/CHANGE/RENAME COLUMN, RENAME TABLE, CREATE/DROP TABLE (the workload of
+tests/support/mysql_e2e.py), through the connector and BronzeWriter in a subprocess. Prints kills, events
+landed and the result; exit status 1 when bronze differs from the source. Needs the services of
+`make services-up` (scripts/services.sh env).
 
---silver (`make soak-silver`): issue 17's randomized end-to-end scenario (tests/e2e_workload.py: random
-workload, SIGKILLs after bronze commits, catch-up, schema rebuild, generate, dbt build, a second workload and
-an incremental build) with the sizes of tests/test_e2e_random.py times --scale, for each seed of --seeds on each
-source in turn, then further seeds until --minutes have passed; every silver table must equal its source
+--silver (`make soak-silver`): issue 17's randomized end-to-end scenario (tests/support/e2e_workload.py:
+random workload, SIGKILLs after bronze commits, catch-up, schema rebuild, generate, dbt build, a second
+workload and an incremental build) with the sizes of tests/integration/project/test_e2e_random.py times
+--scale, for each seed of --seeds on each source in turn, then further seeds until --minutes have passed;
+every silver table must equal its source
 exactly. Prints each case's kills, DDL and mismatches (table, column, count, examples).
 """
 
@@ -36,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def soak_postgres(minutes: float, seed: int, work: Path) -> bool:
-    from tests import test_pg_e2e as e2e
-    from tests.test_pg_helpers import drop_slot_and_publication
+    from tests.support import pg_e2e as e2e
+    from tests.support.pg import drop_slot_and_publication
 
     dsn = e2e.prepare_source(os.environ["LAKECDC_PG_DSN"], 200_000)
     config = e2e.write_config(work, os.environ["LAKECDC_PG_DSN"])
@@ -81,7 +83,7 @@ def soak_mariadb(minutes: float, seed: int, work: Path) -> bool:
 
     import pymysql
 
-    from tests import test_mysql_e2e as e2e
+    from tests.support import mysql_e2e as e2e
 
     url = urlparse(os.environ["LAKECDC_MARIADB_URL"])
     params = {"host": url.hostname or "127.0.0.1", "port": url.port or 3306, "user": url.username or "root",
@@ -127,7 +129,7 @@ def soak_silver(minutes: float, seeds: list[int], scale: float, only: str | None
     """Issue 17's scenario, case after case: the given seeds, then the next ones until `minutes` have passed."""
     from urllib.parse import urlparse
 
-    from tests.e2e_workload import MariaSide, PostgresSide, Scenario, Sizes
+    from tests.support.e2e_workload import MariaSide, PostgresSide, Scenario, Sizes
 
     url = urlparse(os.environ["LAKECDC_MARIADB_URL"])
     params = {"host": url.hostname or "127.0.0.1", "port": url.port or 3306, "user": url.username or "root",

@@ -297,9 +297,8 @@ def run_source(config: ProjectConfig, source_name: str, until_caught_up: bool = 
             resume = writer.resume_state()
             log.info("%s: %s", source_name, f"resuming after seq {resume.last_seq}" if resume.last_seq
                      else "nothing landed yet: starting from the beginning")
-            restore = getattr(connector, "restore_schema_history", None)
-            if callable(restore):  # connectors keeping a schema history (MySQL, MariaDB) rebuild it from bronze
-                restore(writer.schema_change_rows())
+            if connector.keeps_schema_history:  # MySQL, MariaDB rebuild theirs from bronze
+                connector.restore_schema_history(writer.schema_change_rows())
             began = time.monotonic()
             _drive(connector, writer, resume, limits, until_caught_up, max_events, stop, result,
                    _Progress(result, progress, stream or sys.stderr, connector))

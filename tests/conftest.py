@@ -29,6 +29,22 @@ def pg_dsn() -> str:
     return _service_or_fail("LAKECDC_PG_DSN", "PostgreSQL")
 
 
+@pytest.fixture()
+def db(pg_dsn: str, request: pytest.FixtureRequest):
+    """PostgreSQL connector tests: a fresh schema pgconn_<test> in pgconn_test (tests.support.pg); slot and
+    publication pgconn_<test> dropped after. Returns (dsn, name, schema)."""
+    from tests.support.pg import drop_slot_and_publication, ensure_database, execute
+
+    dsn = ensure_database(pg_dsn)
+    name = request.node.name.replace("test_", "")[:40].lower()
+    schema = f"pgconn_{name}"
+    drop_slot_and_publication(dsn, f"pgconn_{name}", f"pgconn_{name}")
+    execute(dsn, f"DROP SCHEMA IF EXISTS {schema} CASCADE", f"CREATE SCHEMA {schema}")
+    yield dsn, name, schema
+    drop_slot_and_publication(dsn, f"pgconn_{name}", f"pgconn_{name}")
+    execute(dsn, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
 @pytest.fixture(scope="session")
 def mariadb_url() -> str:
     return _service_or_fail("LAKECDC_MARIADB_URL", "MariaDB")
@@ -78,8 +94,8 @@ def run_lakecdc(*args: str, cwd: Path | None = None, env: dict[str, str] | None 
 @pytest.fixture(scope="session")
 def apache_spark(tmp_path_factory: pytest.TempPathFactory):
     """Apache Spark (pyspark's own jars, a Spark Connect server in local mode) for the engine-differential lane
-    (tests/apache_spark.py); one JVM for the whole run, started when a test first asks for it."""
-    from tests.apache_spark import ApacheSpark
+    (tests/support/apache_spark.py); one JVM for the whole run, started when a test first asks for it."""
+    from tests.support.apache_spark import ApacheSpark
 
     spark = ApacheSpark(tmp_path_factory.mktemp("apache-spark"))
     try:
@@ -118,3 +134,28 @@ def browser(tmp_path: Path):
     yield driver
     driver.quit()
     shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture()
+def maria_project(tmp_path: Path, mariadb_params: dict):
+    """The e2e MariaDB project (tests.support.e2e): database e2e_maria set up, a project made by `lakecdc init`."""
+    from tests.support.e2e import MARIA_DB, MARIA_SOURCE, Project, maria_server_id, maria_setup
+
+    maria_setup(mariadb_params)
+    props = {"database.hostname": mariadb_params["host"], "database.port": mariadb_params["port"],
+             "database.user": mariadb_params["user"], "database.password": mariadb_params["password"],
+             "database.server.id": maria_server_id(), "topic.prefix": MARIA_SOURCE,
+             "database.include.list": MARIA_DB}
+    return Project(tmp_path, MARIA_SOURCE, "mariadb", props)
+
+
+@pytest.fixture()
+def pg_project(tmp_path: Path, pg_dsn: str):
+    """The e2e PostgreSQL project (tests.support.e2e) and the dsn of its database; the slot is dropped after."""
+    from tests.support.e2e import PG_SOURCE, Project, pg_drop_slot, pg_properties, pg_setup
+
+    dsn = pg_setup(pg_dsn)
+    try:
+        yield Project(tmp_path, PG_SOURCE, "postgresql", pg_properties(pg_dsn)), dsn
+    finally:
+        pg_drop_slot(pg_dsn)

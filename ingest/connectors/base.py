@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ingest.config import SourceSettings
@@ -39,8 +40,14 @@ class SourceConnector(ABC):
     # Set by a connector while its initial snapshot runs (read by the progress display of `lakecdc run`).
     snapshot_progress: SnapshotProgress | None = None
 
-    def __init__(self, settings: SourceSettings) -> None:
+    # Connectors that keep a schema history of their own (MySQL, MariaDB: from the binlog's DDL) get the
+    # committed schema changes back from bronze before they resume (restore_schema_history).
+    keeps_schema_history: bool = False
+
+    def __init__(self, settings: SourceSettings, base_dir: Path | None = None) -> None:
+        """`base_dir`: the configuration file's folder, against which relative paths resolve."""
         self.settings = settings
+        self.base_dir = base_dir
 
     @property
     def source_name(self) -> str:
@@ -75,6 +82,11 @@ class SourceConnector(ABC):
 
     def source_lag(self) -> str | None:
         """One line for `lakecdc status`: how far the committed position is behind the source (connects)."""
+        return None
+
+    def restore_schema_history(self, changes: list[tuple[str, str]]) -> None:
+        """(seq, schema change event JSON) rows of bronze S_schema_changes, given back before resuming when
+        `keeps_schema_history`."""
         return None
 
     def acknowledge(self, batch: Batch) -> None:

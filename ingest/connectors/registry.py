@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 from pathlib import Path
 
 from ingest.config import SourceSettings
@@ -40,11 +39,4 @@ def connector_class(name: str) -> type[SourceConnector]:
 def create(settings: SourceSettings, base_dir: Path | None = None) -> SourceConnector:
     """Instantiate (and so validate the properties of) the connector of a source; connects to nothing.
     `base_dir` (the configuration file's folder) is passed to connectors that resolve relative paths."""
-    cls = connector_class(settings.connector)
-    try:
-        accepts_base_dir = "base_dir" in inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        accepts_base_dir = False
-    if accepts_base_dir:
-        return cls(settings, base_dir=base_dir)  # type: ignore[call-arg]
-    return cls(settings)
+    return connector_class(settings.connector)(settings, base_dir=base_dir)

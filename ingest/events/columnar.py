@@ -1,6 +1,7 @@
 """Debezium value texts a column at a time (Arrow/numpy), for the connectors' bulk paths (snapshots): JSON
 string literals, Connect Decimal bytes in base64, row-wise concatenation. Each gives exactly the text
-`ingest.events.json_converter` writes for one value (tests/test_pg_columnar.py, test_mysql_snapshot_fast.py)."""
+`ingest.events.json_converter` writes for one value (tests/integration/postgres/test_pg_columnar.py,
+test_mysql_snapshot_fast.py)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ MariaDB) built into silver current state on the embedded engine and on Apache Sp
 One run per connector (each build of a type table costs tens of seconds on both engines): PostgreSQL pga
 (precise decimals, adaptive times, bytes, hstore as a map, the run with the most events) and MariaDB my_b
 (decimals as doubles, Connect times, base64, unsigned bigint as decimal); the other handling modes' decoding
-is compared on the edge values of tests/test_engine_lane.py."""
+is compared on the edge values of tests/integration/silver/test_engine_lane.py."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from ingest.config import EngineSettings
 from ingest.engine import start_engine
 from ingest.generate.catalog import captured_tables
 from ingest.generate.render import WriteResult, render_source, write_files
-from tests.apache_spark import ApacheSpark, assert_same_tables
 from tests.conformance.capture import Captured
-from tests.test_silver_support import make_project, run_dbt
+from tests.support.apache_spark import ApacheSpark, assert_same_tables
+from tests.support.silver import make_project, run_dbt
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def same_type_silver(captured: Captured, runs: tuple[str, ...], apache_spark: ApacheSpark, tmp_path: Path) -> int:

@@ -59,7 +59,7 @@ class DebeziumJsonConnector(SourceConnector):
     connector_name = "debezium-json"
 
     def __init__(self, settings: SourceSettings, base_dir: Path | None = None) -> None:
-        super().__init__(settings)
+        super().__init__(settings, base_dir)
         props = settings.properties
         where = f"sources.{settings.name}"
         check_property_names(f"{where} (debezium-json)", props, PROPERTIES,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -48,8 +49,10 @@ def now_ms() -> int:
 class MySqlConnector(SourceConnector):
     connector_name = "mysql"
 
-    def __init__(self, settings: SourceSettings) -> None:
-        super().__init__(settings)
+    keeps_schema_history = True
+
+    def __init__(self, settings: SourceSettings, base_dir: Path | None = None) -> None:
+        super().__init__(settings, base_dir)
         self.config: MySqlConfig = parse_config(settings.connector, settings.properties)
         self.flavor = self.config.flavor
         self.options = TypeOptions(self.config.time_precision_mode, self.config.decimal_mode,

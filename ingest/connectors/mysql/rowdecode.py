@@ -12,8 +12,8 @@ Parity with the generic path is the contract: for every column the plan either
     converter (every other supported binlog type).
 A binlog column type it does not handle (MySQL binary JSON, pre-5.6 temporal formats, ...), a table map
 without column names, partial row images and MySQL partial JSON updates make `plan_for` return None (or
-`decode` return None) and the caller uses the generic path. tests/test_mysql_rowdecode.py checks parity on
-real binlog events.
+`decode` return None) and the caller uses the generic path. tests/integration/mysql/test_mysql_rowdecode.py checks
+parity on real binlog events.
 """
 
 from __future__ import annotations

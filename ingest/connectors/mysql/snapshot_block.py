@@ -6,8 +6,8 @@ kernels build the JSON of every event (`value`, `key`, `seq`, `position`) as str
 type has no vectorized conversion fall back to per-value Python: the field's text (HEX for binary data) is
 decoded exactly as PyMySQL decodes it (its own (encoding, converter) pair for the column, read from a
 `LIMIT 0` probe), then converted by the codec's converter, as on the row path. The output is byte-identical
-to the row path of snapshot.py (tests/test_mysql_snapshot_fast.py), except that `ts_ms` (when the connector
-processed the event) is taken once per chunk instead of once per row.
+to the row path of snapshot.py (tests/integration/mysql/test_mysql_snapshot_fast.py), except that `ts_ms` (when the
+connector processed the event) is taken once per chunk instead of once per row.
 
 A chunk whose concatenation does not come back whole (longer than the server's max_allowed_packet, or a
 row whose line is) is read again with half the rows; a single row that still does not fit is read by the

@@ -21,6 +21,7 @@ import select
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -99,8 +100,8 @@ class _Pending:
 class PostgresConnector(SourceConnector):
     connector_name = "postgresql"
 
-    def __init__(self, settings: SourceSettings) -> None:
-        super().__init__(settings)
+    def __init__(self, settings: SourceSettings, base_dir: Path | None = None) -> None:
+        super().__init__(settings, base_dir)
         self.props: PostgresProperties = parse_properties(settings.properties)
         self._conn: Any = None          # normal connection: catalog, heartbeats
         self._repl: Any = None          # replication connection

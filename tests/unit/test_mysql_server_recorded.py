@@ -1,0 +1,84 @@
+"""MySQL-only paths on recorded server responses (Oracle's MySQL cannot run here): SHOW BINARY LOG STATUS
+(8.4) with its fallback to SHOW MASTER STATUS (8.0), uuid:interval GTID sets, settings validation.
+MariaDB GTID sets are exercised here too; the live MariaDB paths are in test_mysql_live.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pymysql
+import pytest
+
+from ingest.connectors.mysql import server
+from ingest.connectors.mysql.gtid import MariaDbGtidSet, MySqlGtidSet, gtid_set
+from ingest.errors import LakecdcError
+
+pytestmark = pytest.mark.unit
+RECORDED = Path(__file__).resolve().parents[1] / "recorded" / "mysql"
+
+
+def recorded(name: str):
+    responses = json.loads((RECORDED / name).read_text())
+    asked: list[str] = []
+
+    def query(sql: str):
+        asked.append(sql)
+        answer = responses[sql]
+        if "error" in answer:
+            raise pymysql.err.ProgrammingError(*answer["error"])
+        return answer["rows"]
+
+    return query, asked
+
+
+def test_mysql84_binary_log_status_and_gtid_set():
+    query, asked = recorded("mysql84_status.json")
+    assert server.detect_flavor(query) == "mysql"
+    pos = server.binlog_status(query, "mysql")
+    assert (pos.file, pos.pos, pos.file_number) == ("mysql-bin.000003", 1573, 3)
+    assert asked[-1] == "SHOW BINARY LOG STATUS"                # no fallback needed on 8.4
+    gtids = MySqlGtidSet(pos.gtids)
+    assert str(gtids) == ("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5,"
+                          "4c0a1c66-71ca-11e1-9e33-c80aa9429562:1-3:7-9")
+    assert server.binlog_files(query) == ["mysql-bin.000002", "mysql-bin.000003"]
+    assert server.settings_problems(query, "mysql") == []
+
+
+def test_mysql80_falls_back_to_show_master_status_and_reports_every_bad_setting():
+    query, asked = recorded("mysql80_status.json")
+    pos = server.binlog_status(query, "mysql")
+    assert asked == ["SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"]
+    assert (pos.file, pos.pos, pos.gtids) == ("binlog.000012", 157, "")
+    problems = server.settings_problems(query, "mysql")
+    assert [p.split(" ")[0] for p in problems] == ["log_bin", "binlog_format", "binlog_row_image",
+                                                   "binlog_row_metadata", "binlog_row_value_options", "gtid_mode"]
+    with pytest.raises(LakecdcError, match="binlog_format is 'MIXED'"):
+        server.validate_settings(query, "mysql")
+
+
+def test_mysql_gtid_set_arithmetic():
+    s = MySqlGtidSet("3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5")
+    s.add("3e11fa47-71ca-11e1-9e33-c80aa9429562:6")
+    s.add("3e11fa47-71ca-11e1-9e33-c80aa9429562:9")
+    assert str(s) == "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-6:9"
+    assert s.contains(MySqlGtidSet("3e11fa47-71ca-11e1-9e33-c80aa9429562:2-4"))
+    assert not s.contains(MySqlGtidSet("3e11fa47-71ca-11e1-9e33-c80aa9429562:7"))
+    with pytest.raises(LakecdcError):
+        MySqlGtidSet("3e11fa47:abc")
+
+
+def test_mariadb_gtid_set():
+    s = MariaDbGtidSet("0-1-42,1-2-7")
+    s.add("0-1-43")
+    assert str(s) == "0-1-43,1-2-7"
+    assert s.contains(MariaDbGtidSet("0-1-40")) and not s.contains(MariaDbGtidSet("1-2-8"))
+    assert isinstance(gtid_set("mariadb", ""), MariaDbGtidSet) and isinstance(gtid_set("mysql", ""), MySqlGtidSet)
+    with pytest.raises(LakecdcError):
+        MariaDbGtidSet("0-1")
+
+
+def test_binlog_file_number():
+    assert server.binlog_file_number("mariadb-bin.000123") == 123
+    with pytest.raises(LakecdcError):
+        server.binlog_file_number("nonumber")
