@@ -59,9 +59,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     assert len(wheels) == 1 and len(list(dist.glob("lakecdc-*.tar.gz"))) == 1
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)])
-    # --no-compile: byte-compiling pyspark and the rest took a third of the install; Python compiles on import
-    run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
-         str(wheels[0])], timeout=1200)
+    run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheels[0])],
+        timeout=1200)
     return wheels[0], venv
 
 
