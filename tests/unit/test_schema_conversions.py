@@ -8,6 +8,8 @@ import pytest
 
 from ingest.schema.conversions import TypeChange, is_lossless, type_changes
 
+pytestmark = pytest.mark.unit
+
 LOSSLESS = [
     ("int", "bigint"), ("int(11)", "bigint(20)"), ("integer", "bigint"), ("smallint", "integer"), ("int4", "int8"),
     ("tinyint(3) unsigned", "smallint"), ("int unsigned", "bigint"), ("int unsigned", "int(10) unsigned"),

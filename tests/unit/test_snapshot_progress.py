@@ -12,6 +12,8 @@ import pytest
 from ingest.connectors.progress import SnapshotProgress
 from ingest.runner import RunResult, _Progress
 
+pytestmark = pytest.mark.unit
+
 
 class Clock:
     def __init__(self) -> None:
