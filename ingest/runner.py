@@ -77,6 +77,11 @@ class _Stop:
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
+        import pyarrow
+
+        # pyarrow's long operations (the snapshot's CSV parse) would take a Ctrl-C for themselves and raise
+        # ArrowCancelled, a traceback instead of the graceful stop: the signal goes to this handler only
+        pyarrow.enable_signal_handlers(False)
         for sig in (signal.SIGTERM, signal.SIGINT):
             self._previous[sig] = signal.signal(sig, self._handle)
         try:
@@ -84,6 +89,7 @@ class _Stop:
         finally:
             for sig, handler in self._previous.items():
                 signal.signal(sig, handler)
+            pyarrow.enable_signal_handlers(True)
 
 
 @contextmanager
