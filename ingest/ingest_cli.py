@@ -35,6 +35,14 @@ def _sources(args: argparse.Namespace, config: ProjectConfig) -> list[str]:
     return sorted(config.sources)
 
 
+def _one_source(args: argparse.Namespace, config: ProjectConfig) -> str:
+    """The source an action on one source's server side is for (`source drop-slot`, `source reset`)."""
+    names = _sources(args, config)
+    if len(names) > 1:
+        raise LakecdcError(f"several sources are configured ({', '.join(names)}): choose one with --source")
+    return names[0]
+
+
 def cmd_run(args: argparse.Namespace, config: ProjectConfig) -> int:
     from ingest.runner import run_source
 
@@ -79,10 +87,7 @@ def cmd_drop_slot(args: argparse.Namespace, config: ProjectConfig) -> int:
     slot still holds WAL on the server (or whose slot belongs to another plugin)."""
     from ingest.connectors import registry
 
-    names = _sources(args, config)
-    if len(names) > 1:
-        raise LakecdcError(f"several sources are configured ({', '.join(names)}): choose one with --source")
-    name = names[0]
+    name = _one_source(args, config)
     base_dir = config.path.resolve().parent if config.path else None
     connector = registry.create(config.source(name), base_dir=base_dir)
     try:
@@ -102,10 +107,7 @@ def cmd_reset(args: argparse.Namespace, config: ProjectConfig) -> int:
     from ingest.connectors import registry
     from ingest.runner import source_lock
 
-    names = _sources(args, config)
-    if len(names) > 1:
-        raise LakecdcError(f"several sources are configured ({', '.join(names)}): choose one with --source")
-    name = names[0]
+    name = _one_source(args, config)
     if config.engine.profile not in ("local", "spark"):
         raise LakecdcError(f"source reset removes a local warehouse's folders; on the {config.engine.profile} "
                            f"engine drop the tables bronze.{name}_* yourself, then `lakecdc source drop-slot`")
