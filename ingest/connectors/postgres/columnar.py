@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from ingest.bronze.contract import BronzeEventBlock, BronzeReject
 from ingest.connectors.postgres import types as pgt
+from ingest.connectors.postgres.offsets import snapshot_position_head, snapshot_position_tail, snapshot_seq_prefix
 from ingest.connectors.postgres.tables import CapturedTable
 from ingest.events.columnar import decimal_json, json_strings
 from ingest.events.json_converter import PLAIN_FRACTION, PLAIN_INTEGER, dumps_str, java_double_text, java_float
@@ -222,7 +223,7 @@ def build_block(table: CapturedTable, chunk: pa.Table, ctx: SnapshotChunk
     counters = list(range(ctx.first_counter, ctx.first_counter + n))
     if counters and counters[-1] >> 32:
         raise ValueError(f"snapshot row number {counters[-1]} does not fit in the seq")
-    seq_prefix = f"{ctx.slot_lsn:016x}-{0:016x}-"
+    seq_prefix = snapshot_seq_prefix(ctx.slot_lsn)
     seqs = pa.array([f"{seq_prefix}{c:08x}" for c in counters], pa.string())
     if ctx.last_seq is not None:
         fresh = pc.greater(seqs, ctx.last_seq)
@@ -248,10 +249,9 @@ def build_block(table: CapturedTable, chunk: pa.Table, ctx: SnapshotChunk
     keys = (json_objects(n, [conv.name for _, conv in table.key_positions], [f.texts for f in key_frags])
             if table.key_positions else pa.nulls(n, pa.string()))
     key_texts = [chunk.column(table.column_names.index(k)).combine_chunks() for k in d.key_columns]
-    head = (f'{{"phase":"snapshot","slot_lsn":{ctx.slot_lsn},"table":{dumps_str(f"{d.schema}.{d.table}")},'
-            f'"key":')
+    head = snapshot_position_head(ctx.slot_lsn, f"{d.schema}.{d.table}")
     counter_texts = pa.array(counters, pa.int64()).cast(pa.string())
-    tail = f',"xmin":{ctx.xmin}}}'
+    tail = snapshot_position_tail(ctx.xmin)
     if key_texts:
         parts: list[Any] = [head + "["]
         for i, texts in enumerate(key_texts):

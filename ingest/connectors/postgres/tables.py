@@ -163,3 +163,19 @@ def _value_without(schemas: TableSchemas, definition: TableDef, props: PostgresP
     envelope = cs.struct(fields, False, name=schemas.envelope_schema["name"])
     return _finish_table("postgresql", schemas.topic, schemas.table_id, schemas.key_schema, row, envelope,
                          schemas.key_fields, schemas.ts_us_ns, schemas.transaction)
+
+
+class TableRegistry:
+    """The captured tables of a run by relid, shared by the snapshot and the streaming source: the current
+    version of each, the last Relation message signature seen, and which have had a schema change row in
+    this session."""
+
+    def __init__(self) -> None:
+        self.by_relid: dict[int, CapturedTable] = {}
+        self.signatures: dict[int, tuple] = {}
+        self.announced: set[int] = set()
+
+    def remember(self, relid: int, table: CapturedTable, signature: tuple | None) -> None:
+        self.by_relid[relid] = table
+        if signature is not None:
+            self.signatures[relid] = signature

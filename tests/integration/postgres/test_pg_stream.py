@@ -77,7 +77,7 @@ def test_envelopes_and_replica_identity(pg_dsn, db) -> None:
     from ingest.events import envelope as events_envelope
     from ingest.events.json_converter import dumps_str
 
-    table = next(t for t in conn._tables.values() if t.definition.table == "customers")
+    table = next(t for t in conn.tables.by_relid.values() if t.definition.table == "customers")
     rebuilt = events_envelope.change(table.schemas, "r", source=v["source"], after=v["after"], ts_ms=v["ts_ms"])
     assert dumps_str(rebuilt.value()) == snap.value
     u = json.loads(upd.value)
