@@ -65,10 +65,36 @@ class EngineSettings:
     host: str = "127.0.0.1"
     port: int = 0  # 0: any free port (embedded engine); `lakecdc serve` defaults to 15002
 
+    # What the rest of lakecdc asks of an engine, so that only this class knows the profiles' differences.
+    @property
+    def warehouse_on_this_machine(self) -> bool:
+        """The warehouse is a folder this process can read and lock (an embedded or classic local engine)."""
+        return self.profile in ("local", "spark")
+
+    @property
+    def writes_delta_itself(self) -> bool:
+        """lakecdc commits bronze's Delta log itself (staged Parquet files, log clean-up): the embedded engine."""
+        return self.profile == "local"
+
+    @property
+    def tables_at_warehouse_paths(self) -> bool:
+        """Tables live at <warehouse>/<schema>/<table> (Databricks manages where its tables live)."""
+        return self.profile != "databricks"
+
+    @property
+    def runs_in_process(self) -> bool:
+        """lakecdc started this session and stops it (the embedded engine or a Spark Connect client)."""
+        return self.profile in ("local", "remote")
+
+    @property
+    def can_persist_dataframes(self) -> bool:
+        """DataFrame.persist works (Sail has none: each call only logs a warning)."""
+        return self.profile in ("databricks", "spark")
+
     @property
     def should_register_tables(self) -> bool:
         if self.register_tables is None:
-            return self.profile in ("local", "spark")
+            return self.warehouse_on_this_machine
         return self.register_tables
 
 

@@ -85,7 +85,7 @@ DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
 def run_doctor(config: ProjectConfig) -> list[CheckResult]:
     base_dir = config.path.resolve().parent if config.path else Path.cwd()
     results = []
-    if config.engine.profile in ("local", "spark"):
+    if config.engine.warehouse_on_this_machine:
         results.append(_check("warehouse", lambda: check_warehouse(config)))
     results.append(_check("engine", lambda: check_engine(config)))
     if results[-1].ok:

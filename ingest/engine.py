@@ -44,7 +44,7 @@ class Engine:
 
     def stop(self) -> None:
         try:
-            if self.settings.profile in ("local", "remote"):
+            if self.settings.runs_in_process:
                 self.spark.stop()
         finally:
             if self._server is not None:

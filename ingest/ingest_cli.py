@@ -108,7 +108,7 @@ def cmd_reset(args: argparse.Namespace, config: ProjectConfig) -> int:
     from ingest.runner import source_lock
 
     name = _one_source(args, config)
-    if config.engine.profile not in ("local", "spark"):
+    if not config.engine.warehouse_on_this_machine:
         raise LakecdcError(f"source reset removes a local warehouse's folders; on the {config.engine.profile} "
                            f"engine drop the tables bronze.{name}_* yourself, then `lakecdc source drop-slot`")
     folders = [config.engine.warehouse / BRONZE_SCHEMA / table_name(name, kind)

@@ -95,7 +95,7 @@ class _Stop:
 @contextmanager
 def source_lock(config: ProjectConfig, source: str) -> Iterator[None]:
     """One ingest process per source and warehouse (local folders only; the OS drops the lock on kill)."""
-    if config.engine.profile not in ("local", "spark"):
+    if not config.engine.warehouse_on_this_machine:
         yield
         return
     from ingest.engine import check_warehouse_writable

@@ -113,7 +113,7 @@ def create_table_sql(settings: EngineSettings, name_sql: str, columns: Sequence[
     (Unity Catalog / metastore decides where); everywhere else they live at <warehouse>/bronze/<table>."""
     partition = f" PARTITIONED BY ({quote_ident(partition_by)})" if partition_by else ""
     sql = f"CREATE TABLE IF NOT EXISTS {name_sql} ({ddl_columns(columns)}) USING delta{partition}"
-    if settings.profile != "databricks":
+    if settings.tables_at_warehouse_paths:
         sql += f" LOCATION {quote_literal(str(location))}"
     if properties:
         sql += f" TBLPROPERTIES ({_properties_sql(properties)})"
@@ -188,7 +188,7 @@ class BronzeWriter:
         self._load_state()
         self._events_commits = 0  # commits of S_events by this writer (expired log files are removed every
         # CLEANUP_EVERY of them, about once per checkpoint)
-        if settings.profile == "local":
+        if settings.writes_delta_itself:
             self._remove_staged_leftovers()
 
     # -- set-up ------------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ class BronzeWriter:
             properties = table_properties(kind)
             self.spark.sql(create_table_sql(self.settings, self.tables[kind], columns, self.location(kind),
                                             partition_by, properties))
-            current = delta_configuration(self.location(kind)) if self.settings.profile == "local" else None
+            current = delta_configuration(self.location(kind)) if self.settings.writes_delta_itself else None
             if current is not None and any(current.get(k) != v for k, v in properties.items()):
                 # a table created before these properties existed (CREATE IF NOT EXISTS left it as it was)
                 self.spark.sql(f"ALTER TABLE {self.tables[kind]} SET TBLPROPERTIES ({_properties_sql(properties)})")
@@ -258,7 +258,7 @@ class BronzeWriter:
 
     def _write(self, kind: str, table: pa.Table) -> None:
         """Append rows to one bronze table in one Delta commit."""
-        if self.settings.profile == "local":
+        if self.settings.writes_delta_itself:
             self._write_staged(kind, table)
         else:
             self.spark.createDataFrame(table).write.format("delta").mode("append").saveAsTable(self.tables[kind])
@@ -385,7 +385,7 @@ class BronzeWriter:
             self._write("events", parts[0] if len(parts) == 1 else pa.concat_tables(parts))
             self.last_events_batch = batch_id
             self._events_commits += 1
-            if self.settings.profile == "local" and self._events_commits % CLEANUP_EVERY == 0:
+            if self.settings.writes_delta_itself and self._events_commits % CLEANUP_EVERY == 0:
                 for kind in TABLES:
                     remove_expired_log(self.location(kind), LOG_RETENTION_DAYS * 86_400)
         self.next_batch_id = batch_id + 1

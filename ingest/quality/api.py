@@ -54,7 +54,7 @@ def run_quality(config: ProjectConfig, *, select: list[str] | None = None, gener
         raise LakecdcError(f"report directory {report_dir} is not writable: {exc.strerror or exc}") from None
     # Sail (local, remote) has no DataFrame.persist: each call only printed a warning (18-36 per run)
     runner = Runner(report_dir, sample_rows=int(settings["report"]["sample_rows"]),
-                    persist=config.engine.profile in ("databricks", "spark"))
+                    persist=config.engine.can_persist_dataframes)
     result = runner.run(plan)
     keep = int(settings["report"]["history_runs"])
     docs_index = runner.build_data_docs(result, keep)
