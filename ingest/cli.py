@@ -75,6 +75,8 @@ def cmd_doctor(args: argparse.Namespace, config: ProjectConfig) -> int:
     for result in results:
         mark = "ok  " if result.ok else "FAIL"
         print(f"{mark} {result.name}: {result.detail}", flush=True)
+        if result.properties:
+            print(f"     properties: {result.properties}", flush=True)
     return 0 if all(r.ok for r in results) else 1
 
 

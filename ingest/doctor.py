@@ -1,13 +1,13 @@
 """`lakecdc doctor`: check that the engine starts, the warehouse is writable, dbt parses the project and
 every configured source passes the checks `run` makes before reading (its connector's check()). One
-readable line per check."""
+readable line per check; under a source's line, its properties that differ from their defaults."""
 
 from __future__ import annotations
 
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ingest.config import ProjectConfig, SourceSettings
@@ -20,6 +20,7 @@ class CheckResult:
     name: str
     ok: bool
     detail: str
+    properties: str = ""   # a source's: what it sets (source_properties)
 
 
 def _check(name: str, fn: Callable[[], str]) -> CheckResult:
@@ -82,6 +83,20 @@ def check_source(source: SourceSettings, base_dir: Path) -> str:
 DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
 
 
+def source_properties(source: SourceSettings) -> str:
+    """The properties of a source that differ from their declared defaults, as the connector reads them
+    (current names, older values translated; passwords hidden), and those given that have no effect.
+    Empty when the properties are invalid: the source's check names the problems."""
+    from ingest.connectors import registry
+
+    try:
+        parsed = registry.property_fields(source.connector).parse(source.properties, source.connector)
+    except LakecdcError:
+        return ""
+    text = ", ".join(f"{name}={value}" for name, value in parsed.non_defaults()) or "all defaults"
+    return text + (f"; ignored: {', '.join(parsed.ignored)}" if parsed.ignored else "")
+
+
 def run_doctor(config: ProjectConfig) -> list[CheckResult]:
     base_dir = config.path.resolve().parent if config.path else Path.cwd()
     results = []
@@ -91,5 +106,6 @@ def run_doctor(config: ProjectConfig) -> list[CheckResult]:
     if results[-1].ok:
         results.append(_check("dbt", lambda: check_dbt_parse(config)))
     for source in config.sources.values():
-        results.append(_check(f"source {source.name}", lambda s=source: check_source(s, base_dir)))
+        result = _check(f"source {source.name}", lambda s=source: check_source(s, base_dir))
+        results.append(replace(result, properties=source_properties(source)))
     return results

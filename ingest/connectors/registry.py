@@ -1,4 +1,5 @@
-"""Connector name (the `connector:` setting of a source) -> connector class, imported only when used."""
+"""Connector name (the `connector:` setting of a source) -> connector class and property declarations, imported
+only when used."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
+from ingest.connectors.properties import FieldSet
 from ingest.errors import ConfigError, LakecdcError
 
 CONNECTORS: dict[str, str] = {
@@ -14,6 +16,15 @@ CONNECTORS: dict[str, str] = {
     "postgresql": "ingest.connectors.postgres:PostgresConnector",
     "mariadb": "ingest.connectors.mysql:MySqlConnector",
     "mysql": "ingest.connectors.mysql:MySqlConnector",
+}
+
+# connector name -> its property declarations (a FieldSet of connectors/properties.py): the docs' property
+# tables and `lakecdc doctor`
+PROPERTY_FIELDS: dict[str, str] = {
+    "debezium-json": "ingest.connectors.debezium_json.properties:FIELDS",
+    "postgresql": "ingest.connectors.postgres.properties:FIELDS",
+    "mariadb": "ingest.connectors.mysql.config:FIELDS",
+    "mysql": "ingest.connectors.mysql.config:FIELDS",
 }
 
 
@@ -34,6 +45,13 @@ def connector_class(name: str) -> type[SourceConnector]:
     if not (isinstance(cls, type) and issubclass(cls, SourceConnector)):
         raise LakecdcError(f"connector {name!r} is not available: {target} is not a SourceConnector class")
     return cls
+
+
+def property_fields(name: str) -> FieldSet:
+    """The property declarations of a connector (known to `connector_class`)."""
+    connector_class(name)   # an unknown or unavailable connector: the same error
+    module_name, _, attribute = PROPERTY_FIELDS[name].partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
 
 
 def create(settings: SourceSettings, base_dir: Path | None = None) -> SourceConnector:

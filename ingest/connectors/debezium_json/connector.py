@@ -1,12 +1,7 @@
 """The `debezium-json` source: Debezium change events as Kafka-record JSON lines (kcat -J, a file sink),
 read from a file or a growing directory and landed in bronze as they are.
 
-Properties (Debezium-style names; anything else is a ConfigError):
-  path              file or directory to read (required; relative to the configuration file)
-  file.glob         directory mode: which file names to read (default `*`; hidden files are skipped)
-  topic.prefix      the Debezium topic prefix, used to name tables of events without a source block
-  poll.interval.ms  how long to wait for new input when caught up (default 500)
-  max.line.bytes    longer lines become rejects (default 67108864)
+Properties: properties.py (Debezium-style names; anything else is a ConfigError).
 
 Position (column `position` of every row of a batch): `{"file", "offset"}` where the next batch starts
 (every row of a batch carries the batch's end: a batch is one commit), `prev` (main seq part inherited by
@@ -25,18 +20,10 @@ import orjson
 from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject, BronzeSchemaChange, ResumeState
 from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
+from ingest.connectors.debezium_json.properties import FIELDS
 from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
 from ingest.connectors.debezium_json.tail import Line, LineTail
-from ingest.connectors.property_names import check_property_names
-from ingest.errors import ConfigError, LakecdcError
-
-PROPERTIES = {
-    "path": "file or directory to read",
-    "file.glob": "file names to read in a directory (default *)",
-    "topic.prefix": "Debezium topic prefix",
-    "poll.interval.ms": "wait between looks for new input when caught up (default 500)",
-    "max.line.bytes": "longer lines become rejects (default 67108864)",
-}
+from ingest.errors import LakecdcError
 
 
 def reject_seq(file: str, offset: int) -> str:
@@ -44,34 +31,20 @@ def reject_seq(file: str, offset: int) -> str:
     return f"input:{file}:{offset:016x}"
 
 
-def _positive_int(props: dict[str, Any], name: str, default: int) -> int:
-    raw = props.get(name, default)
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name}: expected a whole number, got {raw!r}") from None
-    if value <= 0:
-        raise ConfigError(f"{name}: must be positive, got {value}")
-    return value
-
-
 class DebeziumJsonConnector(SourceConnector):
     connector_name = "debezium-json"
 
     def __init__(self, settings: SourceSettings, base_dir: Path | None = None) -> None:
         super().__init__(settings, base_dir)
-        props = settings.properties
-        where = f"sources.{settings.name}"
-        check_property_names(f"{where} (debezium-json)", props, PROPERTIES,
-                             {"path": "a file or a directory of JSON lines"})
-        path = Path(str(props["path"])).expanduser()
+        props = FIELDS.parse(settings.properties, f"sources.{settings.name} (debezium-json)")
+        path = Path(props["path"]).expanduser()
         if not path.is_absolute():
             path = (base_dir or Path.cwd()) / path
         self.path = path
-        self.glob = str(props.get("file.glob", "*"))
-        self.topic_prefix = str(props["topic.prefix"]) if props.get("topic.prefix") else None
-        self.poll_seconds = _positive_int(props, "poll.interval.ms", 500) / 1000.0
-        self.max_line_bytes = _positive_int(props, "max.line.bytes", 64 * 1024 * 1024)
+        self.glob = props["file.glob"]
+        self.topic_prefix = props["topic.prefix"]
+        self.poll_seconds = props["poll.interval.ms"] / 1000.0
+        self.max_line_bytes = props["max.line.bytes"]
         self._tail: LineTail | None = None
 
     def check(self) -> str:

@@ -1,24 +1,12 @@
-"""Debezium include/exclude lists: comma-separated regular expressions, anchored (they must match the
-whole name), over `db`, `db.table` and `db.table.column`."""
+"""Debezium include/exclude lists (compiled by the `regex-list` properties of config.py), anchored (they
+must match the whole name), over `db`, `db.table` and `db.table.column`."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from ingest.errors import ConfigError
-
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
-
-
-def _compile(patterns: tuple[str, ...], what: str) -> tuple[re.Pattern[str], ...]:
-    out = []
-    for pattern in patterns:
-        try:
-            out.append(re.compile(pattern, re.IGNORECASE))
-        except re.error as exc:
-            raise ConfigError(f"{what}: invalid regular expression {pattern!r} ({exc})") from None
-    return tuple(out)
 
 
 def _matches(patterns: tuple[re.Pattern[str], ...], name: str) -> bool:
@@ -34,10 +22,6 @@ class Filters:
     column_include: tuple[re.Pattern[str], ...] = ()
     column_exclude: tuple[re.Pattern[str], ...] = ()
     snapshot_include: tuple[re.Pattern[str], ...] = ()
-
-    @classmethod
-    def build(cls, **lists: tuple[str, ...]) -> Filters:
-        return cls(**{key: _compile(value, key.replace("_", ".", 1) + ".list") for key, value in lists.items()})
 
     def database(self, db: str) -> bool:
         if db.lower() in SYSTEM_DATABASES:

@@ -1,4 +1,5 @@
-"""Debezium PostgreSQL connector properties: parsed and validated before anything connects.
+"""Debezium PostgreSQL connector properties, declared (`connectors/properties.py`) and parsed into
+`PostgresProperties` before anything connects.
 
 Current Debezium names are used; the older names of the 1.x guide (database.server.name, *.whitelist,
 *.blacklist, toasted.value.placeholder) are accepted as aliases. Anything else is a ConfigError.
@@ -10,120 +11,70 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest.connectors.property_names import check_property_names
-from ingest.errors import ConfigError
+from ingest.connectors import common_properties as common
+from ingest.connectors.properties import Field, FieldSet
 
-SNAPSHOT_MODES = ("initial", "always", "initial_only", "no_data", "when_needed")
-# Older names that mean the same thing as a current one.
-SNAPSHOT_MODE_ALIASES = {"never": "no_data", "schema_only": "no_data"}
-TIME_PRECISION_MODES = ("adaptive", "adaptive_time_microseconds", "connect")
-DECIMAL_MODES = ("precise", "double", "string")
-HSTORE_MODES = ("json", "map")
-INTERVAL_MODES = ("numeric", "string")
-BINARY_MODES = ("bytes", "base64", "base64-url-safe", "hex")  # also declared by mysql/config.py
-AUTOCREATE_MODES = ("all_tables", "filtered", "disabled")
-SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
-SKIPPABLE_OPS = ("c", "u", "d", "t")
-
-ALIASES = {
-    "database.server.name": "topic.prefix",
-    "schema.whitelist": "schema.include.list",
-    "schema.blacklist": "schema.exclude.list",
-    "table.whitelist": "table.include.list",
-    "table.blacklist": "table.exclude.list",
-    "column.whitelist": "column.include.list",
-    "column.blacklist": "column.exclude.list",
-    "toasted.value.placeholder": "unavailable.value.placeholder",
-}
-
-# name -> default (None: no default). Every accepted property is listed here.
-DEFAULTS: dict[str, Any] = {
-    "database.hostname": None,
-    "database.port": 5432,
-    "database.user": None,
-    "database.password": "",
-    "database.dbname": None,
-    "database.sslmode": "prefer",
-    "topic.prefix": None,
-    "plugin.name": "pgoutput",
-    "slot.name": "debezium",
-    "slot.drop.on.stop": False,
-    "slot.max.retries": 6,
-    "slot.retry.delay.ms": 10_000,
-    "publication.name": "dbz_publication",
-    "publication.autocreate.mode": "all_tables",
-    "snapshot.mode": "initial",
-    "snapshot.fetch.size": 10_240,
-    "schema.include.list": None,
-    "schema.exclude.list": None,
-    "table.include.list": None,
-    "table.exclude.list": None,
-    "column.include.list": None,
-    "column.exclude.list": None,
-    "time.precision.mode": "adaptive",
-    "decimal.handling.mode": "precise",
-    "hstore.handling.mode": "json",
-    "interval.handling.mode": "numeric",
-    "binary.handling.mode": "bytes",
-    "money.fraction.digits": 2,
-    "tombstones.on.delete": True,
-    "provide.transaction.metadata": False,
-    "skipped.operations": "t",
-    "unavailable.value.placeholder": "__debezium_unavailable_value",
-    "include.unknown.datatypes": False,
-    "heartbeat.interval.ms": 0,
-    "heartbeat.action.query": None,
-    "poll.interval.ms": 500,
-    "status.update.interval.ms": 10_000,
-}
-
-_SLOT_NAME = re.compile(r"^[a-z0-9_]{1,63}$")
-_TOPIC_PREFIX = re.compile(r"^[A-Za-z0-9._-]+$")
-
-
-def _as_bool(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "1", "yes", "on"):
-        return True
-    if text in ("false", "0", "no", "off"):
-        return False
-    raise ConfigError(f"{name}: expected true or false, got {value!r}")
-
-
-def _as_int(name: str, value: Any, minimum: int = 0) -> int:
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        raise ConfigError(f"{name}: expected an integer, got {value!r}") from None
-    if number < minimum:
-        raise ConfigError(f"{name}: must be at least {minimum}, got {number}")
-    return number
-
-
-def _as_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    text = str(value).strip().lower()
-    if text not in choices:
-        raise ConfigError(f"{name}: {value!r} is not one of {', '.join(choices)}")
-    return text
-
-
-def _as_patterns(name: str, value: Any) -> tuple[re.Pattern[str], ...] | None:
-    """Debezium lists: comma-separated regular expressions, each matched against the whole name."""
-    if value is None or str(value).strip() == "":
-        return None
-    items = value if isinstance(value, list) else str(value).split(",")
-    patterns = []
-    for item in items:
-        text = str(item).strip()
-        if not text:
-            continue
-        try:
-            patterns.append(re.compile(text, re.IGNORECASE))
-        except re.error as exc:
-            raise ConfigError(f"{name}: {text!r} is not a valid regular expression ({exc})") from None
-    return tuple(patterns)
+FIELDS = FieldSet(
+    common.HOSTNAME,
+    common.PORT.but(default=5432),
+    common.USER,
+    common.PASSWORD,
+    Field("database.dbname", required=True, doc="the database to capture"),
+    Field("database.sslmode", "choice", default="prefer",
+          allowed=("disable", "allow", "prefer", "require", "verify-ca", "verify-full"),
+          doc="libpq's sslmode"),
+    common.TOPIC_PREFIX.but(aliases=("database.server.name",)),
+    Field("plugin.name", "choice", default="pgoutput", allowed=("pgoutput",),
+          doc="the logical decoding plugin (lakecdc decodes pgoutput only)"),
+    Field("slot.name", default="debezium", pattern=r"[a-z0-9_]{1,63}",
+          pattern_meaning="a valid slot name (1-63 lower-case letters, digits or underscores)",
+          doc="the replication slot"),
+    Field("slot.drop.on.stop", "bool", default=False,
+          doc="drop the slot in `close()` (tests only: WAL is released, resume may become impossible)"),
+    Field("slot.max.retries", "int", default=6, doc="reconnect attempts"),
+    Field("slot.retry.delay.ms", "int", default=10_000, doc="base delay between reconnect attempts (doubles up "
+                                                            "to 16x)"),
+    Field("publication.name", default="dbz_publication", doc="the publication"),
+    Field("publication.autocreate.mode", "choice", default="all_tables",
+          allowed=("all_tables", "filtered", "disabled"),
+          doc="a missing publication is created FOR ALL TABLES (`all_tables`) or FOR TABLE the captured tables "
+              "(`filtered`, then `ALTER PUBLICATION ... SET TABLE` on every start); `disabled`: it must exist"),
+    Field("snapshot.mode", "choice", default="initial",
+          allowed=("initial", "always", "initial_only", "no_data", "when_needed"),
+          value_aliases={"never": "no_data", "schema_only": "no_data"}, doc="when the snapshot runs (Snapshot)"),
+    Field("snapshot.fetch.size", "int", default=10_240, minimum=1, doc="rows per primary-key chunk"),
+    Field("schema.include.list", "regex-list", exclusive_with="schema.exclude.list", aliases=("schema.whitelist",),
+          doc="the schemas to capture (default: all)"),
+    Field("schema.exclude.list", "regex-list", aliases=("schema.blacklist",), doc="the schemas not to capture"),
+    common.TABLE_INCLUDE.but(aliases=("table.whitelist",)),
+    common.TABLE_EXCLUDE.but(aliases=("table.blacklist",)),
+    common.COLUMN_INCLUDE.but(aliases=("column.whitelist",),
+                              doc=common.COLUMN_INCLUDE.doc + "; key columns stay in the key when excluded"),
+    common.COLUMN_EXCLUDE.but(aliases=("column.blacklist",)),
+    common.TIME_PRECISION_MODE.but(default="adaptive"),
+    common.DECIMAL_HANDLING_MODE.but(doc=common.DECIMAL_HANDLING_MODE.doc + " (also `money`)"),
+    Field("hstore.handling.mode", "choice", default="json", allowed=("json", "map"),
+          doc="hstore as a JSON string or a map (current Debezium default is `json`; the 1.0 guide said `map`)"),
+    Field("interval.handling.mode", "choice", default="numeric", allowed=("numeric", "string"),
+          doc="interval columns as MicroDuration (`numeric`) or an ISO-8601 Interval string (`string`)"),
+    common.BINARY_HANDLING_MODE.but(doc="how bytea columns and logical message content are encoded"),
+    Field("money.fraction.digits", "int", default=2, doc="scale of `money` in precise mode"),
+    common.TOMBSTONES_ON_DELETE,
+    common.PROVIDE_TRANSACTION_METADATA.but(doc="BEGIN/END events and the envelope's `transaction` block"),
+    common.SKIPPED_OPERATIONS,
+    Field("unavailable.value.placeholder", default="__debezium_unavailable_value",
+          aliases=("toasted.value.placeholder",),
+          doc="the value of an unchanged TOASTed column; a `hex:` prefix gives bytes for binary columns"),
+    Field("include.unknown.datatypes", "bool", default=False,
+          doc="unknown types as bytes of their text form; otherwise the column is omitted (warning)"),
+    Field("heartbeat.interval.ms", "int", default=0, doc="how often the heartbeat query runs while idle (0: never)"),
+    Field("heartbeat.action.query", doc="the heartbeat query"),
+    common.POLL_INTERVAL_MS.but(doc="how long the stream must be silent before a batch is closed as caught up "
+                                    "(ms)"),
+    Field("status.update.interval.ms", "int", default=10_000, minimum=1,
+          doc="standby status interval of the replication connection (ms)"),
+    common.DEBEZIUM_UNSUPPORTED,
+)
 
 
 def _matches(patterns: tuple[re.Pattern[str], ...], name: str) -> bool:
@@ -203,77 +154,43 @@ class PostgresProperties:
 
 
 def parse_properties(raw: dict[str, Any]) -> PostgresProperties:
-    """Validate Debezium properties; raise ConfigError naming the first problem."""
-    props: dict[str, Any] = {}
-    for key, value in raw.items():
-        name = ALIASES.get(key, key)
-        if name in props:
-            raise ConfigError(f"postgresql: {key!r} and its other name both given; keep {name!r}")
-        props[name] = value
-    check_property_names("postgresql", {**DEFAULTS, **props}, set(DEFAULTS) | set(ALIASES),
-                         ("database.hostname", "database.user", "database.dbname", "topic.prefix"))
-    for pair in (("schema.include.list", "schema.exclude.list"), ("table.include.list", "table.exclude.list"),
-                 ("column.include.list", "column.exclude.list")):
-        if props.get(pair[0]) not in (None, "") and props.get(pair[1]) not in (None, ""):
-            raise ConfigError(f"postgresql: {pair[0]} and {pair[1]} cannot be used together")
-    merged = {**DEFAULTS, **props}
-    if str(merged["plugin.name"]).strip() != "pgoutput":
-        raise ConfigError(f"plugin.name: only pgoutput is supported, got {merged['plugin.name']!r}")
-    slot = str(merged["slot.name"])
-    if not _SLOT_NAME.match(slot):
-        raise ConfigError(f"slot.name: {slot!r} must be 1-63 lower-case letters, digits or underscores")
-    prefix = str(merged["topic.prefix"])
-    if not _TOPIC_PREFIX.match(prefix):
-        raise ConfigError(f"topic.prefix: {prefix!r} may hold only letters, digits, '.', '_' and '-'")
-    mode = str(merged["snapshot.mode"]).strip().lower()
-    mode = SNAPSHOT_MODE_ALIASES.get(mode, mode)
-    skipped_raw = str(merged["skipped.operations"] or "").strip().lower()
-    skipped: set[str] = set()
-    if skipped_raw not in ("", "none"):
-        for op in skipped_raw.split(","):
-            op = op.strip()
-            if op not in SKIPPABLE_OPS:
-                raise ConfigError(f"skipped.operations: {op!r} is not one of c, u, d, t, none")
-            skipped.add(op)
+    """Validate Debezium properties; raise one ConfigError naming every problem."""
+    p = FIELDS.parse(raw, "postgresql")
     return PostgresProperties(
-        hostname=str(merged["database.hostname"]),
-        port=_as_int("database.port", merged["database.port"], 1),
-        user=str(merged["database.user"]),
-        password=str(merged["database.password"] or ""),
-        dbname=str(merged["database.dbname"]),
-        sslmode=_as_choice("database.sslmode", merged["database.sslmode"], SSL_MODES),
-        topic_prefix=prefix,
-        slot_name=slot,
-        slot_drop_on_stop=_as_bool("slot.drop.on.stop", merged["slot.drop.on.stop"]),
-        slot_max_retries=_as_int("slot.max.retries", merged["slot.max.retries"]),
-        slot_retry_delay_ms=_as_int("slot.retry.delay.ms", merged["slot.retry.delay.ms"]),
-        publication_name=str(merged["publication.name"]),
-        publication_autocreate_mode=_as_choice("publication.autocreate.mode", merged["publication.autocreate.mode"],
-                                               AUTOCREATE_MODES),
-        snapshot_mode=_as_choice("snapshot.mode", mode, SNAPSHOT_MODES),
-        snapshot_fetch_size=_as_int("snapshot.fetch.size", merged["snapshot.fetch.size"], 1),
-        schema_include=_as_patterns("schema.include.list", merged["schema.include.list"]),
-        schema_exclude=_as_patterns("schema.exclude.list", merged["schema.exclude.list"]),
-        table_include=_as_patterns("table.include.list", merged["table.include.list"]),
-        table_exclude=_as_patterns("table.exclude.list", merged["table.exclude.list"]),
-        column_include=_as_patterns("column.include.list", merged["column.include.list"]),
-        column_exclude=_as_patterns("column.exclude.list", merged["column.exclude.list"]),
-        time_precision_mode=_as_choice("time.precision.mode", merged["time.precision.mode"], TIME_PRECISION_MODES),
-        decimal_handling_mode=_as_choice("decimal.handling.mode", merged["decimal.handling.mode"], DECIMAL_MODES),
-        hstore_handling_mode=_as_choice("hstore.handling.mode", merged["hstore.handling.mode"], HSTORE_MODES),
-        interval_handling_mode=_as_choice("interval.handling.mode", merged["interval.handling.mode"],
-                                          INTERVAL_MODES),
-        binary_handling_mode=_as_choice("binary.handling.mode", merged["binary.handling.mode"], BINARY_MODES),
-        money_fraction_digits=_as_int("money.fraction.digits", merged["money.fraction.digits"]),
-        tombstones_on_delete=_as_bool("tombstones.on.delete", merged["tombstones.on.delete"]),
-        provide_transaction_metadata=_as_bool("provide.transaction.metadata",
-                                              merged["provide.transaction.metadata"]),
-        skipped_operations=frozenset(skipped),
-        unavailable_value_placeholder=str(merged["unavailable.value.placeholder"]),
-        include_unknown_datatypes=_as_bool("include.unknown.datatypes", merged["include.unknown.datatypes"]),
-        heartbeat_interval_ms=_as_int("heartbeat.interval.ms", merged["heartbeat.interval.ms"]),
-        heartbeat_action_query=(str(merged["heartbeat.action.query"]) if merged["heartbeat.action.query"]
-                                else None),
-        poll_interval_ms=_as_int("poll.interval.ms", merged["poll.interval.ms"], 1),
-        status_update_interval_ms=_as_int("status.update.interval.ms", merged["status.update.interval.ms"], 1),
+        hostname=p["database.hostname"],
+        port=p["database.port"],
+        user=p["database.user"],
+        password=p["database.password"],
+        dbname=p["database.dbname"],
+        sslmode=p["database.sslmode"],
+        topic_prefix=p["topic.prefix"],
+        slot_name=p["slot.name"],
+        slot_drop_on_stop=p["slot.drop.on.stop"],
+        slot_max_retries=p["slot.max.retries"],
+        slot_retry_delay_ms=p["slot.retry.delay.ms"],
+        publication_name=p["publication.name"],
+        publication_autocreate_mode=p["publication.autocreate.mode"],
+        snapshot_mode=p["snapshot.mode"],
+        snapshot_fetch_size=p["snapshot.fetch.size"],
+        schema_include=p["schema.include.list"] or None,   # None: no list given
+        schema_exclude=p["schema.exclude.list"] or None,
+        table_include=p["table.include.list"] or None,
+        table_exclude=p["table.exclude.list"] or None,
+        column_include=p["column.include.list"] or None,
+        column_exclude=p["column.exclude.list"] or None,
+        time_precision_mode=p["time.precision.mode"],
+        decimal_handling_mode=p["decimal.handling.mode"],
+        hstore_handling_mode=p["hstore.handling.mode"],
+        interval_handling_mode=p["interval.handling.mode"],
+        binary_handling_mode=p["binary.handling.mode"],
+        money_fraction_digits=p["money.fraction.digits"],
+        tombstones_on_delete=p["tombstones.on.delete"],
+        provide_transaction_metadata=p["provide.transaction.metadata"],
+        skipped_operations=p["skipped.operations"],
+        unavailable_value_placeholder=p["unavailable.value.placeholder"],
+        include_unknown_datatypes=p["include.unknown.datatypes"],
+        heartbeat_interval_ms=p["heartbeat.interval.ms"],
+        heartbeat_action_query=p["heartbeat.action.query"],
+        poll_interval_ms=p["poll.interval.ms"],
+        status_update_interval_ms=p["status.update.interval.ms"],
     )

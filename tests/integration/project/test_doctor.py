@@ -53,7 +53,8 @@ def test_doctor_makes_the_checks_run_makes(tmp_path: Path, pg_dsn: str, mariadb_
     sources = {
         "good_pg": _pg(pg_dsn),
         "bad_property": {**_pg(pg_dsn), "snapshot.mode": "sometimes"},
-        "no_replication": {**_pg(pg_dsn), "database.user": role_without_replication},
+        "no_replication": {**_pg(pg_dsn), "database.user": role_without_replication,
+                           "database.password": "doctor-secret"},   # trust login: the password is not used
         "wrong_flavor": {"connector": "mysql", **maria},
         "files": {"connector": "debezium-json", "path": "inbox"},   # relative to lakecdc.yml's folder
     }
@@ -66,6 +67,13 @@ def test_doctor_makes_the_checks_run_makes(tmp_path: Path, pg_dsn: str, mariadb_
     assert result.returncode == 1, result.stdout + result.stderr
 
     assert "wal_level=logical" in lines.get("ok   source good_pg", ""), result.stdout + result.stderr
+    # under each source: what it sets, from the property declarations; never a password
+    shown = result.stdout.splitlines()
+    good = shown[shown.index(lines["ok   source good_pg"]) + 1]
+    assert good.startswith("     properties: ") and "slot.name=lakecdc_doctor" in good, good
+    assert "database.server.id=6401" in shown[shown.index(lines["FAIL source wrong_flavor"]) + 1]
+    no_replication = shown[shown.index(lines["FAIL source no_replication"]) + 1]
+    assert "database.password=(hidden)" in no_replication and "doctor-secret" not in result.stdout, no_replication
     assert "ok   source files" in lines, lines   # the path is found next to lakecdc.yml
     for name, words in [("bad_property", "snapshot.mode"), ("no_replication", "REPLICATION"),
                         ("wrong_flavor", "connector is 'mysql' but the server is mariadb")]:

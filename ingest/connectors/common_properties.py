@@ -1,0 +1,59 @@
+"""The Debezium properties several connectors share, declared once (see `connectors/properties.py`).
+
+A connector uses these as they are, or changes what differs for it with `Field.but` (a default, the older
+names it accepts), and adds its own. Names and meanings follow Debezium's connector documentation.
+"""
+
+from __future__ import annotations
+
+from ingest.connectors.properties import Field, ignored, unsupported
+
+HOSTNAME = Field("database.hostname", required=True, doc="the database server's host name or address")
+PORT = Field("database.port", "int", minimum=1, doc="the database server's port")
+USER = Field("database.user", required=True, doc="the user lakecdc logs in as")
+PASSWORD = Field("database.password", "password", default="",
+                 doc="the user's password (e.g. `${DB_PASSWORD}` from the environment); never logged or shown")
+TOPIC_PREFIX = Field("topic.prefix", required=True, pattern=r"[A-Za-z0-9._-]+",
+                     pattern_meaning="a valid topic prefix (letters, digits, '.', '_' and '-' only)",
+                     doc="the source's logical name: the first part of every topic, and so of every bronze table")
+
+TABLE_INCLUDE = Field("table.include.list", "regex-list", exclusive_with="table.exclude.list",
+                      doc="the tables to capture, by qualified name (default: all)")
+TABLE_EXCLUDE = Field("table.exclude.list", "regex-list", doc="the tables not to capture, by qualified name")
+COLUMN_INCLUDE = Field("column.include.list", "regex-list", exclusive_with="column.exclude.list",
+                       doc="the columns to capture, by qualified name (default: all)")
+COLUMN_EXCLUDE = Field("column.exclude.list", "regex-list", doc="the columns not to capture, by qualified name")
+
+TIME_PRECISION_MODE = Field("time.precision.mode", "choice", allowed=("adaptive", "adaptive_time_microseconds",
+                                                                     "connect"),
+                            doc="how time and timestamp columns are encoded (Type mapping)")
+DECIMAL_HANDLING_MODE = Field("decimal.handling.mode", "choice", default="precise",
+                              allowed=("precise", "double", "string"),
+                              doc="how decimal columns are encoded: Connect Decimal bytes, a double or a string")
+BINARY_HANDLING_MODE = Field("binary.handling.mode", "choice", default="bytes",
+                             allowed=("bytes", "base64", "base64-url-safe", "hex"),
+                             doc="how binary columns are encoded")
+TOMBSTONES_ON_DELETE = Field("tombstones.on.delete", "bool", default=True,
+                             doc="a tombstone (null value) after every delete event")
+PROVIDE_TRANSACTION_METADATA = Field("provide.transaction.metadata", "bool", default=False,
+                                     doc="the envelope's `transaction` block")
+SKIPPED_OPERATIONS = Field("skipped.operations", "choice-list", default="t", allowed=("c", "u", "d", "t"),
+                           doc="operations not captured; giving the property replaces the default")
+POLL_INTERVAL_MS = Field("poll.interval.ms", "int", default=500, minimum=1,
+                         doc="how long to wait for new changes when caught up (ms)")
+
+# Debezium features lakecdc does not implement; each changes what is captured, so refusing it beats silently
+# doing something else.
+DEBEZIUM_UNSUPPORTED = unsupported(
+    "column.mask.*", "column.truncate.*", "column.propagate.source.type*", "message.key.columns", "converters*",
+    "signal.*", "incremental.snapshot.*", "snapshot.select.statement.overrides*", "snapshot.mode.custom*",
+    "snapshot.mode.configuration*")
+
+# Settings of Kafka Connect itself (the connector's deployment, its converters, topics and queues): without
+# Kafka Connect they have no meaning, so a configuration copied from a Kafka Connect deployment is accepted.
+KAFKA_CONNECT_ONLY = ignored(
+    "name", "connector.class", "tasks.max", "key.converter", "value.converter", "key.converter.schemas.enable",
+    "value.converter.schemas.enable", "topic.cache.size", "topic.delimiter", "topic.naming.strategy",
+    "topic.transaction", "topic.heartbeat.prefix", "max.queue.size", "max.queue.size.in.bytes", "max.batch.size",
+    "errors.max.retries", "custom.metric.tags", "notification.enabled.channels", "schema.history.internal.*",
+    "database.history.*")
