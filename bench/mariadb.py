@@ -122,9 +122,9 @@ def main() -> None:
     ap.add_argument("--row-path", action="store_true", help="snapshot through the row path (no columnar blocks)")
     args = ap.parse_args()
     if args.row_path:
-        from ingest.connectors.mysql.snapshot import Snapshotter
+        from ingest.connectors.mysql.snapshot import MySqlSnapshotSource
 
-        Snapshotter.columnar = False
+        MySqlSnapshotSource.columnar = False
     p = params()
     conn = pymysql.connect(**p, autocommit=True)
     prepare(conn, args.rows)
@@ -161,13 +161,14 @@ def main() -> None:
     n, secs, _ = drain(c, after_snapshot)
     print(f"streaming, connector only: {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
     connector_rate = n / secs
-    from ingest.connectors.mysql.streaming import Streamer
+    from ingest.connectors.mysql.streaming import MySqlStreamingSource
 
-    Streamer.fast_rows = False  # the generic row path (mysql-replication's decoding + codec.row), for comparison
+    # the generic row path (mysql-replication's decoding + codec.row), for comparison
+    MySqlStreamingSource.fast_rows = False
     c = MySqlConnector(settings(p, 410_006))
     c.restore_schema_history([])
     n, secs, _ = drain(c, after_snapshot)
-    Streamer.fast_rows = True
+    MySqlStreamingSource.fast_rows = True
     print(f"streaming, generic rows:   {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
     if writer is not None:
         c = MySqlConnector(settings(p, 410_004))

@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.connectors.mysql.config import MySqlConfig
 from ingest.connectors.mysql.filters import Filters
+from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.types import Converter, TypeOptions, column_type, default_value, snapshot_converter
 from ingest.events import connect_schema as cs
 from ingest.events.envelope import TableSchemas, table_schemas
@@ -80,3 +82,36 @@ def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options:
                             ts_us_ns=True, provide_transaction_metadata=provide_transaction_metadata)
     return TableCodec(db=db, table=name, schemas=schemas, columns=[f for f, _ in fields], converters=converters,
                       key_columns=key_columns, model_columns=models, snapshot_converters=snapshot_converters)
+
+
+class TableCodecs:
+    """The codec of each table, built from the schema tracker's structure when first asked for and kept until
+    the table's structure changes (`forget`, or `clear` when the whole model is rebuilt)."""
+
+    def __init__(self, tracker: SchemaTracker, config: MySqlConfig, options: TypeOptions) -> None:
+        self.tracker = tracker
+        self.config = config
+        self.options = options
+        self._codecs: dict[str, TableCodec] = {}
+
+    def get(self, db: str, table: str) -> TableCodec | None:
+        """None when the tracker has no such table."""
+        key = f"{db}.{table}"
+        codec = self._codecs.get(key)
+        if codec is None:
+            tbl = self.tracker.table(db, table)
+            if tbl is None:
+                return None
+            cfg = self.config
+            codec = build_codec(cfg.flavor, cfg.topic_prefix, tbl, cfg.filters, self.options,
+                                cfg.provide_transaction_metadata)
+            self._codecs[key] = codec
+        return codec
+
+    def forget(self, keys: list[str]) -> None:
+        """Drop the codecs of these "db.table" keys (their structure changed)."""
+        for key in keys:
+            self._codecs.pop(key, None)
+
+    def clear(self) -> None:
+        self._codecs.clear()

@@ -1,8 +1,8 @@
-"""The consistent snapshot (seed 004 section 1.4): global read lock (or table locks where the global lock
-is refused), REPEATABLE READ consistent-snapshot transaction, binlog position + GTID set, SHOW CREATE TABLE
-of every table of the captured databases emitted as schema change events, lock released, rows read in
-primary-key chunks: in columnar form for tables with a primary key (snapshot_block.py: the server formats
-each chunk, Arrow builds the events as a BronzeEventBlock), row by row otherwise.
+"""The consistent snapshot (Debezium's MySQL connector documentation, "Snapshots"): global read lock (or table
+locks where the global lock is refused), REPEATABLE READ consistent-snapshot transaction, binlog position +
+GTID set, SHOW CREATE TABLE of every table of the captured databases emitted as schema change events, lock
+released, rows read in primary-key chunks: in columnar form for tables with a primary key (snapshot_block.py:
+the server formats each chunk, Arrow builds the events as a BronzeEventBlock), row by row otherwise.
 
 Resuming an interrupted snapshot takes a new consistent read view but keeps the original position P: rows
 of later chunks then reflect a newer state, and streaming from P replays every change made since P on top
@@ -17,16 +17,20 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import Any
 
-import orjson
 import pyarrow as pa
 import pymysql
 
 from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeEventBlock
 from ingest.connectors.mysql import server
-from ingest.connectors.mysql.emit import envelope_texts
+from ingest.connectors.mysql.codec import TableCodecs
+from ingest.connectors.mysql.config import MySqlConfig
+from ingest.connectors.mysql.events import MySqlEventDispatcher, envelope_texts
+from ingest.connectors.mysql.filters import Filters
+from ingest.connectors.mysql.offsets import MySqlOffset, make_seq
+from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param, select_sql
 from ingest.connectors.progress import SnapshotProgress
 from ingest.errors import LakecdcError
@@ -34,12 +38,14 @@ from ingest.events.json_converter import dumps_str
 from ingest.events.source_info import snapshot_text, snapshot_value
 from ingest.sqlutil import quote_ident
 
-if TYPE_CHECKING:
-    from ingest.connectors.mysql.connector import MySqlConnector
-
 log = logging.getLogger(__name__)
 ER_ACCESS_DENIED = (1045, 1227, 1044)
 ER_NO_SUCH_TABLE = 1146
+
+
+def captured_databases(query: server.Query, filters: Filters) -> list[str]:
+    rows = query("SELECT SCHEMA_NAME AS s FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME")
+    return [r["s"] for r in rows if filters.database(r["s"])]
 
 
 def list_tables(query: server.Query, databases: list[str]) -> list[tuple[str, str]]:
@@ -113,34 +119,52 @@ def show_create(query: server.Query, db: str, table: str) -> str:
     return str(rows[0]["Create Table"])
 
 
-def read_schemas(connector: MySqlConnector, databases: list[str]) -> list[tuple[str, str, str, list[dict]]]:
+def read_schemas(query: server.Query, tracker: SchemaTracker,
+                 databases: list[str]) -> list[tuple[str, str, str, list[dict]]]:
     """Apply SHOW CREATE TABLE of every table of `databases` to the tracker: (db, table, ddl, tableChanges)."""
     out = []
-    for db, table in list_tables(connector.query, databases):
-        ddl = show_create(connector.query, db, table)
-        changes = connector.tracker.apply(ddl, db)
+    for db, table in list_tables(query, databases):
+        ddl = show_create(query, db, table)
+        changes = tracker.apply(ddl, db)
         out.append((db, table, ddl, [c for c in changes if c]))
     return out
 
 
-class Snapshotter:
+class MySqlSnapshotSource:
+    """The consistent snapshot of one run: the schema change events of every table of the captured databases,
+    then (`data`) the rows of the captured tables; `resume` is the position of the last row landed by an
+    interrupted snapshot. Afterwards `end_position` is where streaming starts."""
+
     columnar = True  # read tables with a primary key in columnar chunks (False: the row path, for comparisons)
 
-    def __init__(self, connector: MySqlConnector, data: bool) -> None:
-        self.connector = connector
+    def __init__(self, *, source_name: str, config: MySqlConfig, connect: Callable[[], pymysql.connections.Connection],
+                 tracker: SchemaTracker, codecs: TableCodecs, events: MySqlEventDispatcher, stats: dict[str, int],
+                 data: bool, resume: MySqlOffset | None = None,
+                 table_hook: Callable[[str], None] | None = None) -> None:
+        self.source_name = source_name
+        self.config = config
+        self.connect = connect
+        self.tracker = tracker
+        self.codecs = codecs
+        self.events = events
+        self.stats = stats
         self.data = data
-        self.end_position: dict[str, Any] | None = None
+        self.resume = resume
+        self.table_hook = table_hook  # called with a table's id before its rows are read (SourceConnector)
+        self.end_position: MySqlOffset | None = None
+        self.progress: SnapshotProgress | None = None  # while the rows are read
 
-    def run(self, limits: BatchLimits, resume: dict[str, Any] | None, last_seq: str | None) -> Iterator[Batch]:
-        c = self.connector
-        cfg = c.config
-        conn = c.connect()
+    def run(self, limits: BatchLimits) -> Iterator[Batch]:
+        cfg = self.config
+        resume = self.resume
+        name = self.source_name
+        conn = self.connect()
         query = server.cursor_query(conn)
         table_locks = False
         try:
             query(f"SET SESSION lock_wait_timeout = {max(1, cfg.lock_timeout_ms // 1000)}")
             query("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            databases = [d for d in c.captured_databases()]
+            databases = captured_databases(query, cfg.filters)
             tables = list_tables(query, databases)
             captured = [(d, t) for d, t in tables if cfg.filters.table(d, t)]
             if cfg.locking_mode == "minimal":
@@ -148,8 +172,8 @@ class Snapshotter:
                     query("FLUSH TABLES WITH READ LOCK")
                 except pymysql.err.OperationalError as exc:
                     if exc.args[0] not in ER_ACCESS_DENIED:
-                        raise LakecdcError(f"{c.source_name}: snapshot lock failed ({exc.args[-1]})") from None
-                    log.warning("%s: global read lock refused; using table locks", c.source_name)
+                        raise LakecdcError(f"{name}: snapshot lock failed ({exc.args[-1]})") from None
+                    log.warning("%s: global read lock refused; using table locks", name)
                     if captured:
                         try:
                             query("LOCK TABLES " + ", ".join(f"{quote_ident(d)}.{quote_ident(t)} READ"
@@ -158,7 +182,7 @@ class Snapshotter:
                             if lock_exc.args[0] not in ER_ACCESS_DENIED:
                                 raise
                             raise LakecdcError(
-                                f"{c.source_name}: the snapshot needs the global read lock (RELOAD privilege) or "
+                                f"{name}: the snapshot needs the global read lock (RELOAD privilege) or "
                                 f"LOCK TABLES on the captured tables ({lock_exc.args[-1]}); grant one, or set "
                                 "snapshot.locking.mode=none (no lock: safe only without DDL during the snapshot)"
                             ) from None
@@ -167,28 +191,29 @@ class Snapshotter:
                 query("START TRANSACTION WITH CONSISTENT SNAPSHOT")
             ids = innodb_table_ids(query) if self.data else {}  # while DDL still waits for the lock
             if resume is not None:
-                pos = server.BinlogPosition(resume["file"], int(resume["pos"]), resume.get("gtids") or "")
+                pos = server.BinlogPosition(resume.file, resume.pos, resume.gtids)
             else:
-                pos = server.binlog_status(query, c.flavor)
+                pos = server.binlog_status(query, cfg.flavor)
             ordinal = 0
             schema_changes = []
-            ts = c_ms()
+            ts = now_ms()
             if resume is None:
-                c.tracker.reset()
+                self.tracker.reset()
+                position = MySqlOffset.in_snapshot(pos.file, pos.pos, pos.gtids, completed=not self.data).to_json()
                 # under LOCK TABLES only the locked (captured) tables may be read
                 for db, table, ddl, changes in self._schemas(query, captured if table_locks else tables):
-                    position = self._position(pos, completed=not self.data)
-                    source = c.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos, snapshot=True)
+                    source = self.events.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos,
+                                                snapshot=True)
                     seq = _seq(pos, ordinal)
                     ordinal += 1
                     if cfg.include_schema_changes:
-                        schema_changes.append(c.schema_change(db=db, ddl=ddl, table_changes=changes, source=source,
-                                                              seq=seq, position=position))
+                        schema_changes.append(self.events.schema_change(db=db, ddl=ddl, table_changes=changes,
+                                                                        source=source, seq=seq, position=position))
             else:
-                c.tracker.reset()  # rows are read in today's structure; streaming restores P's afterwards
+                self.tracker.reset()  # rows are read in today's structure; streaming restores P's afterwards
                 self._schemas(query, captured if table_locks else tables)
-                ordinal = int(resume.get("ordinal", -1)) + 1
-            c.codecs.clear()
+                ordinal = resume.resumed_ordinal
+            self.codecs.clear()
             if cfg.locking_mode == "minimal" and not table_locks:
                 query("UNLOCK TABLES")
             # Schema changes travel with the first rows: one commit, so a crash cannot land them twice.
@@ -199,7 +224,7 @@ class Snapshotter:
             elif schema_changes:
                 yield first
             query("COMMIT")
-            self.end_position = {"file": pos.file, "pos": pos.pos, "gtids": pos.gtids, "snapshot_completed": True}
+            self.end_position = MySqlOffset.streaming(pos.file, pos.pos, pos.gtids)
         finally:
             try:
                 if table_locks:
@@ -208,56 +233,51 @@ class Snapshotter:
                 conn.close()
 
     def _schemas(self, query: server.Query, tables: list[tuple[str, str]]) -> list[tuple[str, str, str, list[dict]]]:
-        c = self.connector
         out = []
         for db, table in tables:
             ddl = show_create(query, db, table)
-            changes = c.tracker.apply(ddl, db)
+            changes = self.tracker.apply(ddl, db)
             out.append((db, table, ddl, changes))
         return out
 
-    def _position(self, pos: server.BinlogPosition, completed: bool = False, **extra: Any) -> str:
-        body: dict[str, Any] = {"file": pos.file, "pos": pos.pos, "gtids": pos.gtids, "snapshot": True}
-        if completed:
-            body["snapshot_completed"] = True
-        body.update(extra)
-        return orjson.dumps(body).decode()
-
     def _scan(self, conn: pymysql.connections.Connection, pos: server.BinlogPosition,
-              captured: list[tuple[str, str]], resume: dict[str, Any] | None, ordinal: int,
+              captured: list[tuple[str, str]], resume: MySqlOffset | None, ordinal: int,
               limits: BatchLimits, batch: Batch, ids: dict[tuple[str, str], int]) -> Iterator[Batch]:
-        c = self.connector
+        cfg = self.config
+        name = self.source_name
+        events = self.events
         query = server.cursor_query(conn)
-        done: list[str] = list((resume or {}).get("done", []))
-        resume_table = (resume or {}).get("table")
-        resume_key = (resume or {}).get("key")
-        out = _Batches(limits, batch, c.stats, SnapshotMarks(c.flavor))
-        chunk_size = c.config.chunk_size
+        done: list[str] = list(resume.done) if resume is not None else []
+        resume_table = resume.table if resume is not None else None
+        resume_key = list(resume.key) if resume is not None else None
+        out = _Batches(limits, batch, self.stats, SnapshotMarks(cfg.flavor))
+        chunk_size = cfg.chunk_size
+        snapshot_at = MySqlOffset.in_snapshot(pos.file, pos.pos, pos.gtids)
         todo = [(db, table) for db, table in captured
-                if f"{db}.{table}" not in done and c.config.filters.snapshot_table(db, table)]
-        progress = c.snapshot_progress = SnapshotProgress(
+                if f"{db}.{table}" not in done and cfg.filters.snapshot_table(db, table)]
+        progress = self.progress = SnapshotProgress(
             [(f"{db}.{table}", estimate)
              for (db, table), estimate in zip(todo, row_estimates(query, todo), strict=True)])
         for number, (db, table) in enumerate(todo):
             table_id = f"{db}.{table}"
             out.start_table(first=number == 0)
             progress.start_table(table_id)
-            log.info("%s: %s", c.source_name, progress.describe())
-            codec = c.codec(db, table)
-            tbl = c.tracker.table(db, table)
+            log.info("%s: %s", name, progress.describe())
+            codec = self.codecs.get(db, table)
+            tbl = self.tracker.table(db, table)
             if codec is None or tbl is None:
                 continue
-            if c.snapshot_table_hook is not None:
-                c.snapshot_table_hook(table_id)
+            if self.table_hook is not None:
+                self.table_hook(table_id)
             relation = claim_table(query, db, table, ids)
             if relation is None:
                 log.warning("%s: table %s was dropped during the snapshot: its rows are skipped (the DROP is read "
-                            "from the binlog)", c.source_name, table_id)
+                            "from the binlog)", name, table_id)
                 done = done + [table_id]
                 continue
             if relation != (db, table):
                 log.warning("%s: table %s was renamed to %s.%s during the snapshot: its rows are read under the new "
-                            "name (the RENAME is read from the binlog)", c.source_name, table_id, *relation)
+                            "name (the RENAME is read from the binlog)", name, table_id, *relation)
             all_columns = [col.name for col in tbl.columns]
             pk = list(tbl.primary_key)
             after_key = [key_param(v) for v in resume_key] if resume_table == table_id and resume_key else None
@@ -267,9 +287,8 @@ class Snapshotter:
             captured_index = [all_columns.index(n) for n in codec.columns]
             seq_prefix = _seq(pos, 0)[:-8]
             # Tables with a primary key are read in columnar chunks (snapshot_block); without one, row by row.
-            reader = ChunkReader(conn, codec, tbl, c.options, relation) if pk and self.columnar else None
-            position_head = self._position(pos, table=table_id)[:-1] + ',"key":['
-            position_tail = ',"done":' + orjson.dumps(done).decode() + "}"
+            reader = ChunkReader(conn, codec, tbl, self.codecs.options, relation) if pk and self.columnar else None
+            table_at = snapshot_at.at_row(table_id, [], 0, done)
             limit = chunk_size
             # The next chunk is fetched (the server formats it) while this one is converted and landed.
             future = reader.submit(after_key, limit) if reader is not None else None
@@ -291,15 +310,16 @@ class Snapshotter:
                             future = reader.submit(next_key, min(chunk_size, limit * 2))
                         ts_ns = time.time_ns()
                         ts = ts_ns // 1_000_000
-                        source = c.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos, snapshot=True)
+                        source = events.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos,
+                                               snapshot=True)
                         envelope = Envelope(*envelope_texts(codec.schemas, "r", source, ts_ns), ts, ts_ns,
-                                            position_head, position_tail)
+                                            *table_at.row_texts())
                         try:
                             columns = reader.events(chunk, envelope, seq_prefix, ordinal) if n else None
                         except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
                             # a value Arrow cannot convert: the row path reads this chunk (and converts it, or
                             # fails on it, exactly as it always did)
-                            log.info("%s: %s: chunk read by the row path (%s)", c.source_name, table_id, exc)
+                            log.info("%s: %s: chunk read by the row path (%s)", name, table_id, exc)
                             if future is not None:
                                 future.result()
                                 future = None
@@ -325,16 +345,16 @@ class Snapshotter:
                             cur.execute(sql, params)
                             rows = cur.fetchall()
                         n = len(rows)
-                        ts = c_ms()
-                        source = c.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos, snapshot=True)
+                        ts = now_ms()
+                        source = events.source(ts_ms=ts, db=db, table=table, file=pos.file, pos=pos.pos,
+                                               snapshot=True)
                         for values in rows:
                             yield from out.before_rows()
                             after = codec.row_from_tuple(values, captured_index)
                             key_values = [key_json(values[i]) for i in pk_index]
-                            position = self._position(pos, table=table_id, key=key_values, ordinal=ordinal,
-                                                      done=done)
-                            out.add_event(c.data_event(codec, "r", None, after, source,
-                                                       f"{seq_prefix}{ordinal:08x}", position))
+                            position = snapshot_at.at_row(table_id, key_values, ordinal, done).to_json()
+                            out.add_event(events.data_event(codec, "r", None, after, source,
+                                                            f"{seq_prefix}{ordinal:08x}", position))
                             ordinal += 1
                         progress.add_rows(n)
                         if rows:
@@ -403,7 +423,7 @@ class _Batches:
         self.limits = limits
         self.batch = first
         self.stats = stats
-        self.started = c_ms()
+        self.started = now_ms()
         self.last_in_block = False
         self.marks = marks
         self.first_mark: str | None = None   # the marker of the table's first row, until it is added
@@ -436,10 +456,10 @@ class _Batches:
 
     def before_rows(self) -> Iterator[Batch]:
         count = self.batch.event_count
-        if count and (count >= self.limits.max_events or c_ms() - self.started >= self.limits.max_seconds * 1000):
+        if count and (count >= self.limits.max_events or now_ms() - self.started >= self.limits.max_seconds * 1000):
             self.stats["snapshot_rows"] += count
             yield self.batch
-            self.batch, self.started = Batch(), c_ms()
+            self.batch, self.started = Batch(), now_ms()
 
     def add_event(self, event: BronzeEvent) -> None:
         if self.first_mark is not None:
@@ -514,17 +534,13 @@ class SnapshotMarks:
         return columns
 
 
-def _completed(position: str | None) -> str:
-    body = orjson.loads(position or "{}")
-    body["snapshot_completed"] = True
-    return orjson.dumps(body).decode()
+def _completed(position: str) -> str:
+    return MySqlOffset.from_json(position).completed().to_json()
 
 
 def _seq(pos: server.BinlogPosition, ordinal: int) -> str:
-    from ingest.connectors.mysql.connector import make_seq
-
     return make_seq(pos.file_number, pos.pos, ordinal)
 
 
-def c_ms() -> int:
+def now_ms() -> int:
     return time.time_ns() // 1_000_000

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pymysql
 
+from ingest.bronze.contract import EVENT_BLOCK_COLUMNS
 from ingest.connectors.mysql.codec import TableCodec
 from ingest.connectors.mysql.types import (
     DECIMAL_TYPES,
@@ -265,12 +266,13 @@ def probe(conn: pymysql.connections.Connection, db: str, table: str, names: list
 class Envelope:
     """Constant JSON pieces of one chunk's events."""
 
-    value_head: str       # envelope text before the row JSON (emit.envelope_texts)
+    value_head: str       # envelope text before the row JSON (events.envelope_texts)
     value_tail: str       # and after it
     source_ts_ms: int
     ts_ns: int            # processing time of the chunk's events (in value_head/value_tail)
-    position_head: str    # '{"file":...,"table":...,"key":['
-    position_tail: str    # ',"done":[...]}'
+    position_head: str    # position JSON before the key values, between them and the ordinal, after it
+    position_middle: str  # (offsets.MySqlOffset.row_texts)
+    position_tail: str
 
 
 class ChunkReader:
@@ -372,8 +374,6 @@ class ChunkReader:
 
     def events(self, chunk: pa.Table, envelope: Envelope, seq_prefix: str, first_ordinal: int) -> pa.Table:
         """EVENT_BLOCK_COLUMNS of the chunk's `r` events (ordinals first_ordinal, first_ordinal + 1, ...)."""
-        from ingest.bronze.contract import EVENT_BLOCK_COLUMNS
-
         codec = self.codec
         n = chunk.num_rows
         frags = {p.name: p.value(chunk.column(i).combine_chunks()) for i, p in enumerate(self.plans)
@@ -399,7 +399,7 @@ class ChunkReader:
         for i, name in enumerate(self.pk):
             j = self.by_name[name]
             pparts += ["," if i else "", self.plans[j].key(chunk.column(j).combine_chunks())]  # type: ignore[misc]
-        pparts += ['],"ordinal":', pc.cast(pa.array(ordinals), pa.string()), envelope.position_tail]
+        pparts += [envelope.position_middle, pc.cast(pa.array(ordinals), pa.string()), envelope.position_tail]
         position = join(n, *pparts)
         constant = {"topic": codec.topic, "table_id": codec.table_id, "op": "r", "snapshot": "true"}
         columns = {"seq": seq, "key": key, "value": value, "position": position,

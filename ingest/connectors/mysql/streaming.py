@@ -13,9 +13,8 @@ import logging
 import struct
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import orjson
 import pymysql
 from pymysql.constants.COMMAND import COM_BINLOG_DUMP
 from pymysqlreplication import BinLogStreamReader
@@ -31,18 +30,18 @@ from pymysqlreplication.event import (
 )
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject
+from ingest.bronze.contract import Batch, BatchLimits, BronzeReject
 from ingest.connectors.mysql import rowdecode, tablemap_cache
+from ingest.connectors.mysql.codec import TableCodec, TableCodecs
+from ingest.connectors.mysql.config import MySqlConfig
+from ingest.connectors.mysql.events import MySqlEventDispatcher
 from ingest.connectors.mysql.gtid import gtid_set
+from ingest.connectors.mysql.offsets import MySqlOffset, make_seq
 from ingest.connectors.mysql.rowdecode import PlanCache
+from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.server import binlog_file_number
 from ingest.errors import LakecdcError
 from ingest.events.envelope import TransactionEvent, TransactionTracker
-from ingest.events.json_converter import canonical_schema_json, dumps_str
-
-if TYPE_CHECKING:
-    from ingest.connectors.mysql.codec import TableCodec
-    from ingest.connectors.mysql.connector import MySqlConnector
 
 log = logging.getLogger(__name__)
 EVENTS = [RotateEvent, GtidEvent, MariadbGtidEvent, QueryEvent, XidEvent, MariadbAnnotateRowsEvent, RowsQueryLogEvent,
@@ -71,15 +70,27 @@ class _Reader(BinLogStreamReader):
         return prelude
 
 
-class Streamer:
+class MySqlStreamingSource:
+    """Reads the binlog from `start` (the beginning of a transaction) and hands out its events after
+    `last_seq`, the last one landed. `restored_seqs`: the schema changes already in bronze (their DDL is
+    applied again, not landed twice)."""
+
     fast_rows = True  # decode row images with ingest.connectors.mysql.rowdecode (False: mysql-replication's rows)
 
-    def __init__(self, connector: MySqlConnector, start: dict[str, Any], last_seq: str | None) -> None:
-        self.c = connector
-        self._plans = PlanCache(connector.options)
-        self.file = str(start["file"])
-        self.txn_pos = int(start["pos"])
-        self.gtids = gtid_set(connector.flavor, start.get("gtids") or "")
+    def __init__(self, *, source_name: str, config: MySqlConfig, tracker: SchemaTracker, codecs: TableCodecs,
+                 events: MySqlEventDispatcher, stats: dict[str, int], start: MySqlOffset, last_seq: str | None,
+                 restored_seqs: frozenset[str]) -> None:
+        self.source_name = source_name
+        self.config = config
+        self.schema = tracker
+        self.codecs = codecs
+        self.events = events
+        self.stats = stats
+        self.restored_seqs = restored_seqs
+        self._plans = PlanCache(codecs.options)
+        self.file = start.file
+        self.txn_pos = start.pos
+        self.gtids = gtid_set(config.flavor, start.gtids)
         self.last_seq = last_seq
         self._reset_txn()
 
@@ -95,18 +106,17 @@ class Streamer:
 
     def position(self) -> str:
         if self._position is None:
-            self._position = orjson.dumps({"file": self.file, "pos": self.txn_pos, "gtids": str(self.gtids),
-                                           "snapshot_completed": True}).decode()
+            self._position = MySqlOffset.streaming(self.file, self.txn_pos, str(self.gtids)).to_json()
         return self._position
 
     def _reader(self) -> _Reader:
         tablemap_cache.install()
         rowdecode.install()
-        cfg = self.c.config
+        cfg = self.config
         settings = {k: v for k, v in cfg.connect_kwargs().items() if k != "charset"}
         return _Reader(connection_settings=settings, server_id=cfg.server_id, blocking=False, resume_stream=True,
                        log_file=self.file, log_pos=self.txn_pos, only_events=EVENTS,
-                       is_mariadb=self.c.flavor == "mariadb", annotate_rows_event=cfg.include_query,
+                       is_mariadb=cfg.flavor == "mariadb", annotate_rows_event=cfg.include_query,
                        enable_logging=False)
 
     def run(self, limits: BatchLimits) -> Iterator[Batch]:
@@ -127,12 +137,12 @@ class Streamer:
                 failures = 0
             except (pymysql.err.OperationalError, pymysql.err.InterfaceError) as exc:  # lost, refused, closed
                 failures += 1
-                self.c.stats["reconnects"] += 1
-                if failures > self.c.config.reconnect_max_attempts:
-                    raise LakecdcError(f"{self.c.source_name}: lost the binlog connection {failures} times in a row "
+                self.stats["reconnects"] += 1
+                if failures > self.config.reconnect_max_attempts:
+                    raise LakecdcError(f"{self.source_name}: lost the binlog connection {failures} times in a row "
                                        f"({exc.args[-1]})") from None
-                delay = min(self.c.config.backoff_max_ms, self.c.config.backoff_initial_ms * 2 ** (failures - 1))
-                log.warning("%s: binlog connection lost (%s); reconnecting in %d ms", self.c.source_name,
+                delay = min(self.config.backoff_max_ms, self.config.backoff_initial_ms * 2 ** (failures - 1))
+                log.warning("%s: binlog connection lost (%s); reconnecting in %d ms", self.source_name,
                             exc.args[-1], delay)
                 time.sleep(delay / 1000)
                 self._reset_txn()  # restart at the transaction's beginning; seqs already emitted are skipped
@@ -196,24 +206,17 @@ class Streamer:
         """A BEGIN or END marker on the <prefix>.transaction topic (op NULL, table_id = the topic)."""
         if not self._emit_ok(seq):
             return  # landed before a reconnect or restart
-        value = event.value()
-        batch.events.append(BronzeEvent(
-            topic=event.topic, table_id=event.topic, op=None, seq=seq, key=dumps_str(event.key),
-            value=dumps_str(value), key_schema=canonical_schema_json(event.key_schema),
-            value_schema=canonical_schema_json(event.value_schema), ts_ms=value.get("ts_ms"),
-            source_ts_ms=event.ts_ms, txn_id=event.id, snapshot="false", position=self.position()))
+        batch.events.append(self.events.transaction_event(event, seq, self.position()))
         self.last_seq = seq
 
     def _emit_ok(self, seq: str) -> bool:
         return self.last_seq is None or seq > self.last_seq
 
     def _seq(self, end: int, index: int) -> str:
-        from ingest.connectors.mysql.connector import make_seq
-
         return make_seq(binlog_file_number(self.file), end, index)
 
     def _ddl(self, event: QueryEvent, ddl: str, start: int, end: int, batch: Batch) -> None:
-        c = self.c
+        cfg = self.config
         raw_db = event.schema
         default_db = (raw_db.decode("utf-8", "replace") if isinstance(raw_db, bytes) else str(raw_db or "")) or None
         seq = self._seq(end, 0)
@@ -221,53 +224,53 @@ class Streamer:
             return  # applied before a reconnect, or part of the restored history
         # Its schema change already in bronze (committed in a batch after its last event, the run died before
         # the batch's events commit): apply it again, do not land it twice, but still emit its truncate events.
-        landed = seq in self.c.restored_seqs
+        landed = seq in self.restored_seqs
         try:
-            changes = c.tracker.apply(ddl, default_db)
+            changes = self.schema.apply(ddl, default_db)
         except LakecdcError as exc:
             batch.rejects.append(BronzeReject(seq=seq, stage="parse", error=str(exc), raw=ddl.encode(),
                                               position=self.position()))
             self.last_seq = seq
             return
-        touched = c.tracker.last_tables
-        for key in touched:
-            c.codecs.pop(key, None)
+        touched = self.schema.last_tables
+        self.codecs.forget(touched)
         databases = {key.split(".", 1)[0] for key in touched} or ({default_db} if default_db else set())
-        captured = [db for db in databases if db and c.config.filters.database(db)]
+        captured = [db for db in databases if db and cfg.filters.database(db)]
         self.last_seq = seq
         ts_ms = int(event.timestamp) * 1000
-        if captured and c.config.include_schema_changes and not landed:
+        if captured and cfg.include_schema_changes and not landed:
             db = captured[0] if default_db not in captured else default_db
             first_table = next((k.split(".", 1)[1] for k in touched if k.startswith(db + ".")), None)
-            source = c.source(ts_ms=ts_ms, db=db, table=first_table, file=self.file, pos=start,
-                              server_id=event.packet.server_id, gtid=self.txn_gtid, thread=event.slave_proxy_id)
-            batch.schema_changes.append(c.schema_change(db=db, ddl=ddl, table_changes=changes, source=source,
-                                                        seq=seq, position=self.position()))
-        if "t" not in c.config.skipped_operations:
-            for i, key in enumerate(c.tracker.last_truncated):
+            source = self.events.source(ts_ms=ts_ms, db=db, table=first_table, file=self.file, pos=start,
+                                        server_id=event.packet.server_id, gtid=self.txn_gtid,
+                                        thread=event.slave_proxy_id)
+            batch.schema_changes.append(self.events.schema_change(db=db, ddl=ddl, table_changes=changes,
+                                                                  source=source, seq=seq, position=self.position()))
+        if "t" not in cfg.skipped_operations:
+            for i, key in enumerate(self.schema.last_truncated):
                 db, table = key.split(".", 1)
-                codec = c.codec(db, table)
-                if codec is None or not c.config.filters.table(db, table):
+                codec = self.codecs.get(db, table)
+                if codec is None or not cfg.filters.table(db, table):
                     continue
-                source = c.source(ts_ms=ts_ms, db=db, table=table, file=self.file, pos=self.txn_pos,
-                                  server_id=event.packet.server_id, gtid=self.txn_gtid, thread=event.slave_proxy_id,
-                                  query=ddl if c.config.include_query else None)
-                batch.events.append(c.data_event(codec, "t", None, None, source, self._seq(end, i + 1),
-                                                 self.position()))
+                source = self.events.source(ts_ms=ts_ms, db=db, table=table, file=self.file, pos=self.txn_pos,
+                                            server_id=event.packet.server_id, gtid=self.txn_gtid,
+                                            thread=event.slave_proxy_id, query=ddl if cfg.include_query else None)
+                batch.events.append(self.events.data_event(codec, "t", None, None, source, self._seq(end, i + 1),
+                                                           self.position()))
                 self.last_seq = self._seq(end, i + 1)
 
     def _rows(self, event: Any, end: int, batch: Batch) -> None:
-        c = self.c
+        cfg = self.config
         db, table = event.schema, event.table
-        if not c.config.filters.table(db, table):
+        if not cfg.filters.table(db, table):
             return
-        codec = c.codec(db, table)
+        codec = self.codecs.get(db, table)
         if codec is None:
             message = f"binlog row event for {db}.{table} at {self.file}:{end}, a table missing from the schema model"
-            if c.config.inconsistent_schema_mode == "fail":
-                raise LakecdcError(f"{c.source_name}: {message} (inconsistent.schema.handling.mode=fail)")
-            if c.config.inconsistent_schema_mode == "warn":
-                log.warning("%s: skipping %s", c.source_name, message)
+            if cfg.inconsistent_schema_mode == "fail":
+                raise LakecdcError(f"{self.source_name}: {message} (inconsistent.schema.handling.mode=fail)")
+            if cfg.inconsistent_schema_mode == "warn":
+                log.warning("%s: skipping %s", self.source_name, message)
             return
         pairs = None
         if self.fast_rows:
@@ -276,12 +279,13 @@ class Streamer:
                 pairs = plan.decode(event)
         if pairs is None:
             pairs = _generic_pairs(event, codec)
-        skipped = c.config.skipped_operations
+        skipped = cfg.skipped_operations
         op = "c" if isinstance(event, WriteRowsEvent) else "d" if isinstance(event, DeleteRowsEvent) else "u"
-        query = self.query if c.config.include_query else None
+        query = self.query if cfg.include_query else None
         # Every row of the event shares the source block but its `row`, and the seq prefix (file number, end).
-        template = c.source(ts_ms=int(event.timestamp) * 1000, db=db, table=table, file=self.file, pos=self.txn_pos,
-                            row=0, server_id=event.packet.server_id, gtid=self.txn_gtid, query=query)
+        template = self.events.source(ts_ms=int(event.timestamp) * 1000, db=db, table=table, file=self.file,
+                                      pos=self.txn_pos, row=0, server_id=event.packet.server_id, gtid=self.txn_gtid,
+                                      query=query)
         prefix = self._seq(end, 0)[:-8]
         key_of = codec.key if codec.key_columns else None
         # Rows handed out before (a resumed or re-read transaction) still go through _emit, which counts
@@ -296,26 +300,26 @@ class Streamer:
             elif op == "d":
                 if "d" not in skipped:
                     self._emit(batch, codec, "d", before, None, source, f"{prefix}{base:08x}")
-                    if c.config.tombstones_on_delete:  # a table without a key too: a tombstone with a null key
+                    if cfg.tombstones_on_delete:  # a table without a key too: a tombstone with a null key
                         self._emit(batch, codec, None, None, None, source, f"{prefix}{base + 1:08x}", key_row=before)
             elif key_of is not None and key_of(before) != key_of(after):
                 # Primary-key change: delete (old key) + tombstone + create (new key), as Debezium does.
                 if "d" not in skipped:
                     self._emit(batch, codec, "d", before, None, source, f"{prefix}{base:08x}")
-                    if c.config.tombstones_on_delete:
+                    if cfg.tombstones_on_delete:
                         self._emit(batch, codec, None, None, None, source, f"{prefix}{base + 1:08x}", key_row=before)
                 if "c" not in skipped:
                     self._emit(batch, codec, "c", None, after, source, f"{prefix}{base + 2:08x}")
             elif "u" not in skipped:
                 self._emit(batch, codec, "u", before, after, source, f"{prefix}{base:08x}")
-        c.stats["stream_events"] += len(pairs)
+        self.stats["stream_events"] += len(pairs)
 
     def _emit(self, batch: Batch, codec: TableCodec, op: str | None, before: dict | None, after: dict | None,
               source: dict[str, Any], seq: str, key_row: dict | None = None) -> None:
         txn = None
-        if self.c.config.provide_transaction_metadata and op is not None:
+        if self.config.provide_transaction_metadata and op is not None:
             if self.tracker is None:
-                self.tracker = TransactionTracker(self.c.flavor, self.c.config.topic_prefix)
+                self.tracker = TransactionTracker(self.config.flavor, self.config.topic_prefix)
                 begin = self.tracker.begin(self.txn_gtid or f"file={self.file},pos={self.txn_pos}",
                                            self.txn_ts_ms or source["ts_ms"])
                 self._transaction_event(batch, begin, self._seq(self.txn_begin_end or self.txn_pos, 0))
@@ -323,8 +327,8 @@ class Streamer:
             txn = self.tracker.block(codec.table_id)
         if self.last_seq is not None and seq <= self.last_seq:
             return
-        batch.events.append(self.c.data_event(codec, op, before, after, source, seq, self.position(), txn,
-                                              key_row=key_row))
+        batch.events.append(self.events.data_event(codec, op, before, after, source, seq, self.position(), txn,
+                                                   key_row=key_row))
         self.last_seq = seq  # a reconnect re-reads the transaction and must not emit it twice
 
 

@@ -328,7 +328,7 @@ def test_restart_in_the_middle_of_a_large_transaction(engine, engine_settings: E
     """Deterministic variant: a batch ends inside an 8000-row, 8 MB transaction (more than the socket buffers
     hold, so the dump connection is open and positioned mid-transaction), then the server goes away before
     the connector reads on: restarted cleanly, killed and back before the next read (mysql-replication
-    reconnects by itself at its last event), killed and still down at the next read (Streamer.run's backoff
+    reconnects by itself at its last event), killed and still down at the next read (MySqlStreamingSource.run's backoff
     and reconnect at the transaction's beginning, dropping the seqs already emitted)."""
     from ingest.bronze.writer import BronzeWriter
 

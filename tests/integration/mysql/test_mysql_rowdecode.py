@@ -3,7 +3,7 @@
 
 Every MariaDB type row of tests/unit/test_mysql_types.py and tests/integration/mysql/test_mysql_live.py is written,
 updated (including a primary-key change and a MINIMAL row image) and deleted; the same binlog range is streamed
-twice, with `Streamer.fast_rows` off and on, and the bronze events must be identical (envelope JSON, keys,
+twice, with `MySqlStreamingSource.fast_rows` off and on, and the bronze events must be identical (envelope JSON, keys,
 seq, positions) apart from the processing timestamps. Databases are named mysqlfast_*."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 from ingest.bronze.contract import BatchLimits, ResumeState
 from ingest.config import SourceSettings
 from ingest.connectors.mysql import MySqlConnector, streaming
-from ingest.connectors.mysql.streaming import Streamer
+from ingest.connectors.mysql.streaming import MySqlStreamingSource
 
 pytestmark = pytest.mark.integration
 DB = "mysqlfast_types"
@@ -180,7 +180,7 @@ def _stream(mariadb_params, binlog_range, props, fast: bool, monkeypatch) -> tup
         generic_calls.append(event)
         return real(event, codec)
 
-    monkeypatch.setattr(Streamer, "fast_rows", fast)
+    monkeypatch.setattr(MySqlStreamingSource, "fast_rows", fast)
     monkeypatch.setattr(streaming, "_generic_pairs", counting)
     conn = _connector(mariadb_params, props)
     conn.restore_schema_history(history)

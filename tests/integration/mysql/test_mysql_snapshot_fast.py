@@ -150,7 +150,7 @@ def normalized(rows):
 
 def snapshot_batches(params, db, columnar: bool, monkeypatch, resume=None, max_events=4, **props):
     """(event count of each batch, event rows); time frozen so both paths stamp the same ts_ms."""
-    monkeypatch.setattr(snapshot.Snapshotter, "columnar", columnar)
+    monkeypatch.setattr(snapshot.MySqlSnapshotSource, "columnar", columnar)
     monkeypatch.setattr(time, "time_ns", lambda: 1_700_000_000_123_456_789)
     c = connector(params, db, **props)
     try:
@@ -317,7 +317,7 @@ def test_snapshot_progress(mariadb_params, columnar, monkeypatch):
             f"CREATE TABLE {db}.a (id INT PRIMARY KEY, v INT)", f"CREATE TABLE {db}.b (v INT)",
             f"INSERT INTO {db}.a VALUES " + ", ".join(f"({i}, {i})" for i in range(1, 41)),
             f"INSERT INTO {db}.b VALUES (1), (2), (3)", f"ANALYZE TABLE {db}.a, {db}.b")
-    monkeypatch.setattr(snapshot.Snapshotter, "columnar", columnar)
+    monkeypatch.setattr(snapshot.MySqlSnapshotSource, "columnar", columnar)
     c = connector(mariadb_params, db)
     lines: list[str] = []
     c.snapshot_table_hook = lambda table_id: lines.append(c.snapshot_progress.describe().split(", ETA")[0])

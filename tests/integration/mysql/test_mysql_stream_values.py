@@ -18,7 +18,7 @@ import pytest
 from ingest.bronze.contract import BatchLimits, ResumeState
 from ingest.config import SourceSettings
 from ingest.connectors.mysql import MySqlConnector
-from ingest.connectors.mysql.streaming import Streamer
+from ingest.connectors.mysql.streaming import MySqlStreamingSource
 
 pytestmark = pytest.mark.integration
 DB = "mysqlsv_values"
@@ -88,7 +88,7 @@ def captured(mariadb_params):
 @pytest.mark.parametrize("fast", [True, False], ids=["fast-decoder", "mysql-replication"])
 def test_streamed_values_equal_snapshot_and_debezium(mariadb_params, captured, fast, monkeypatch):
     snapshot, state = captured
-    monkeypatch.setattr(Streamer, "fast_rows", fast)
+    monkeypatch.setattr(MySqlStreamingSource, "fast_rows", fast)
     streamed, _ = _drain(_connector(mariadb_params), state)
     snap = json.loads(next(e["value"] for e in snapshot if e["topic"] == "sv.mysqlsv_values.v"))["after"]
     row = json.loads(next(e["value"] for e in streamed if e["topic"] == "sv.mysqlsv_values.v"))["after"]

@@ -1,0 +1,66 @@
+"""MySqlOffset, the one encoder and decoder of the MariaDB/MySQL resume position: the exact JSON bytes bronze
+holds (key order included), the round trip through ResumeState, and the text pieces of the columnar snapshot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ingest.bronze.contract import ResumeState
+from ingest.connectors.mysql.offsets import (
+    RECOVERY_INDEX,
+    MySqlOffset,
+    first_recovery_seq,
+    is_recovery_seq,
+    make_seq,
+)
+
+pytestmark = pytest.mark.unit
+
+SNAPSHOT = MySqlOffset.in_snapshot("mariadb-bin.000002", 328, "0-1-42")
+ROW = SNAPSHOT.at_row("shop.orders", [7, "b\u00e9", 1.5], 12, ["shop.a", "shop.b"])
+
+
+def test_positions_have_the_bytes_bronze_holds():
+    assert MySqlOffset.streaming("mariadb-bin.000003", 1234, "0-1-5,1-2-3").to_json() == (
+        '{"file":"mariadb-bin.000003","pos":1234,"gtids":"0-1-5,1-2-3","snapshot_completed":true}')
+    assert SNAPSHOT.to_json() == '{"file":"mariadb-bin.000002","pos":328,"gtids":"0-1-42","snapshot":true}'
+    assert MySqlOffset.in_snapshot("f.000001", 4, "", completed=True).to_json() == (
+        '{"file":"f.000001","pos":4,"gtids":"","snapshot":true,"snapshot_completed":true}')
+    assert ROW.to_json() == ('{"file":"mariadb-bin.000002","pos":328,"gtids":"0-1-42","snapshot":true,'
+                             '"table":"shop.orders","key":[7,"b\u00e9",1.5],"ordinal":12,"done":["shop.a","shop.b"]}')
+    assert ROW.completed().to_json() == ROW.to_json()[:-1] + ',"snapshot_completed":true}'
+
+
+@pytest.mark.parametrize("offset", [MySqlOffset.streaming("b.000009", 99, "3-3-3"), SNAPSHOT, ROW, ROW.completed(),
+                                    SNAPSHOT.at_row("d.t", [], 0, [])])
+def test_round_trip_through_bronze(offset):
+    text = offset.to_json()
+    back = MySqlOffset.from_position(ResumeState.from_row("seq", text).position)
+    assert back == offset and back.to_json() == text
+    assert MySqlOffset.from_json(text) == offset
+
+
+def test_phase_and_resume_point():
+    assert MySqlOffset.from_position(None) is None and MySqlOffset.from_position({}) is None
+    assert SNAPSHOT.snapshot_running and ROW.snapshot_running
+    assert not ROW.completed().snapshot_running and not MySqlOffset.streaming("f", 4, "").snapshot_running
+    assert ROW.resumed_ordinal == 13 and SNAPSHOT.resumed_ordinal == 0
+    legacy = json.loads('{"file":"f.000001","pos":"120","snapshot":true}')  # what a reader may give: no gtids
+    assert MySqlOffset.from_position(legacy) == MySqlOffset("f.000001", 120, "", snapshot=True)
+
+
+def test_row_texts_join_to_the_row_position():
+    head, middle, tail = SNAPSHOT.at_row("shop.orders", [], 0, ["shop.a", "shop.b"]).row_texts()
+    assert head + '7,"b\u00e9",1.5' + middle + "12" + tail == ROW.to_json()
+    odd = SNAPSHOT.at_row('d.t,"key":[', [], 0, ['x,"done":'])  # names that look like the keys
+    head, middle, tail = odd.row_texts()
+    assert head + "1" + middle + "3" + tail == odd.at_row(odd.table, [1], 3, list(odd.done)).to_json()
+
+
+def test_seqs():
+    assert make_seq(2, 328, 5) == "00000002-0000000148-00000005"
+    recovery = make_seq(2, 328, RECOVERY_INDEX + 3)
+    assert is_recovery_seq(recovery) and not is_recovery_seq(make_seq(2, 328, 3))
+    assert first_recovery_seq(recovery) == make_seq(2, 328, RECOVERY_INDEX)
