@@ -23,8 +23,8 @@ CONNECTORS: dict[str, str] = {
 PROPERTY_FIELDS: dict[str, str] = {
     "debezium-json": "ingest.connectors.debezium_json.properties:FIELDS",
     "postgresql": "ingest.connectors.postgres.properties:FIELDS",
-    "mariadb": "ingest.connectors.mysql.config:FIELDS",
-    "mysql": "ingest.connectors.mysql.config:FIELDS",
+    "mariadb": "ingest.connectors.mysql.properties:FIELDS",
+    "mysql": "ingest.connectors.mysql.properties:FIELDS",
 }
 
 

@@ -181,6 +181,17 @@ def test_known_names_pass_and_connectors_keep_their_own_defaults() -> None:
     assert maria.parse({**MYSQL_EXAMPLE, "database.server.name": "old"}, "m").ignored == ("database.server.name",)
 
 
+@pytest.mark.parametrize(("connector", "example"), [("postgresql", "PG_EXAMPLE"), ("mariadb", "MYSQL_EXAMPLE")])
+def test_one_policy_for_kafka_connect_names_and_unsupported_features(connector: str, example: str) -> None:
+    fields = registry.property_fields(connector)
+    base = globals()[example]
+    assert fields.parse({**base, "tasks.max": 1, "connector.class": "x"}, connector).ignored == \
+        ("tasks.max", "connector.class")
+    with pytest.raises(ConfigError, match="'column.mask.with.5.chars' is a Debezium property lakecdc does not "
+                                          "support yet"):
+        fields.parse({**base, "column.mask.with.5.chars": "db.t.c"}, connector)
+
+
 def test_every_connector_declares_its_properties() -> None:
     assert set(registry.PROPERTY_FIELDS) == set(registry.CONNECTORS)
     for name in registry.known_connectors():

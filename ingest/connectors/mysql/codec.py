@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest.connectors.mysql.config import MySqlConfig
 from ingest.connectors.mysql.filters import Filters
+from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.types import Converter, TypeOptions, column_type, default_value, snapshot_converter
 from ingest.events import connect_schema as cs
@@ -88,7 +88,7 @@ class TableCodecs:
     """The codec of each table, built from the schema tracker's structure when first asked for and kept until
     the table's structure changes (`forget`, or `clear` when the whole model is rebuilt)."""
 
-    def __init__(self, tracker: SchemaTracker, config: MySqlConfig, options: TypeOptions) -> None:
+    def __init__(self, tracker: SchemaTracker, config: MySqlProperties, options: TypeOptions) -> None:
         self.tracker = tracker
         self.config = config
         self.options = options

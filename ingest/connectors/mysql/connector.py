@@ -20,9 +20,9 @@ from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
 from ingest.connectors.mysql import server
 from ingest.connectors.mysql.codec import TableCodecs
-from ingest.connectors.mysql.config import MySqlConfig, parse_config
 from ingest.connectors.mysql.events import MySqlEventDispatcher
 from ingest.connectors.mysql.offsets import RECOVERY_INDEX, MySqlOffset, first_recovery_seq, is_recovery_seq, make_seq
+from ingest.connectors.mysql.properties import MySqlProperties, parse_properties
 from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.snapshot import MySqlSnapshotSource, captured_databases, now_ms, read_schemas
 from ingest.connectors.mysql.streaming import MySqlStreamingSource
@@ -40,7 +40,7 @@ class MySqlConnector(SourceConnector):
 
     def __init__(self, settings: SourceSettings, base_dir: Path | None = None) -> None:
         super().__init__(settings, base_dir)
-        self.config: MySqlConfig = parse_config(settings.connector, settings.properties)
+        self.config: MySqlProperties = parse_properties(settings.connector, settings.properties)
         self.flavor = self.config.flavor
         self.options = TypeOptions(self.config.time_precision_mode, self.config.decimal_mode,
                                    self.config.bigint_unsigned_mode, self.config.binary_mode)

@@ -26,10 +26,10 @@ import pymysql
 from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeEventBlock
 from ingest.connectors.mysql import server
 from ingest.connectors.mysql.codec import TableCodecs
-from ingest.connectors.mysql.config import MySqlConfig
 from ingest.connectors.mysql.events import MySqlEventDispatcher, envelope_texts
 from ingest.connectors.mysql.filters import Filters
 from ingest.connectors.mysql.offsets import MySqlOffset, make_seq
+from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param, select_sql
 from ingest.connectors.progress import SnapshotProgress
@@ -137,7 +137,8 @@ class MySqlSnapshotSource:
 
     columnar = True  # read tables with a primary key in columnar chunks (False: the row path, for comparisons)
 
-    def __init__(self, *, source_name: str, config: MySqlConfig, connect: Callable[[], pymysql.connections.Connection],
+    def __init__(self, *, source_name: str, config: MySqlProperties,
+                 connect: Callable[[], pymysql.connections.Connection],
                  tracker: SchemaTracker, codecs: TableCodecs, events: MySqlEventDispatcher, stats: dict[str, int],
                  data: bool, resume: MySqlOffset | None = None,
                  table_hook: Callable[[str], None] | None = None) -> None:

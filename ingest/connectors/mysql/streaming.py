@@ -33,10 +33,10 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 from ingest.bronze.contract import Batch, BatchLimits, BronzeReject
 from ingest.connectors.mysql import rowdecode, tablemap_cache
 from ingest.connectors.mysql.codec import TableCodec, TableCodecs
-from ingest.connectors.mysql.config import MySqlConfig
 from ingest.connectors.mysql.events import MySqlEventDispatcher
 from ingest.connectors.mysql.gtid import gtid_set
 from ingest.connectors.mysql.offsets import MySqlOffset, make_seq
+from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.rowdecode import PlanCache
 from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.server import binlog_file_number
@@ -77,7 +77,7 @@ class MySqlStreamingSource:
 
     fast_rows = True  # decode row images with ingest.connectors.mysql.rowdecode (False: mysql-replication's rows)
 
-    def __init__(self, *, source_name: str, config: MySqlConfig, tracker: SchemaTracker, codecs: TableCodecs,
+    def __init__(self, *, source_name: str, config: MySqlProperties, tracker: SchemaTracker, codecs: TableCodecs,
                  events: MySqlEventDispatcher, stats: dict[str, int], start: MySqlOffset, last_seq: str | None,
                  restored_seqs: frozenset[str]) -> None:
         self.source_name = source_name

@@ -73,6 +73,7 @@ FIELDS = FieldSet(
                                     "(ms)"),
     Field("status.update.interval.ms", "int", default=10_000, minimum=1,
           doc="standby status interval of the replication connection (ms)"),
+    common.KAFKA_CONNECT_ONLY,
     common.DEBEZIUM_UNSUPPORTED,
 )
 

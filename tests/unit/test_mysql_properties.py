@@ -6,7 +6,7 @@ import pytest
 
 from ingest.config import SourceSettings
 from ingest.connectors.mysql import MySqlConnector
-from ingest.connectors.mysql.config import parse_config
+from ingest.connectors.mysql.properties import parse_properties
 from ingest.errors import ConfigError
 
 pytestmark = pytest.mark.unit
@@ -16,7 +16,7 @@ BASE = {"database.hostname": "127.0.0.1", "database.user": "root", "database.ser
 
 
 def cfg(**extra):
-    return parse_config("mariadb", {**BASE, **{k.replace("__", "."): v for k, v in extra.items()}})
+    return parse_properties("mariadb", {**BASE, **{k.replace("__", "."): v for k, v in extra.items()}})
 
 
 def test_defaults_follow_debezium():
@@ -33,7 +33,7 @@ def test_defaults_follow_debezium():
                                            ("never", "never"), ("when_needed", "when_needed"),
                                            ("recovery", "recovery"), ("schema_only_recovery", "recovery")])
 def test_snapshot_modes(mode, expected):
-    assert parse_config("mysql", {**BASE, "snapshot.mode": mode}).snapshot_mode == expected
+    assert parse_properties("mysql", {**BASE, "snapshot.mode": mode}).snapshot_mode == expected
 
 
 @pytest.mark.parametrize("key,value,needle", [
@@ -54,7 +54,7 @@ def test_snapshot_modes(mode, expected):
 ])
 def test_invalid_values_are_one_line_errors(key, value, needle):
     with pytest.raises(ConfigError) as err:
-        parse_config("mariadb", {**BASE, key: value})
+        parse_properties("mariadb", {**BASE, key: value})
     assert needle in str(err.value) and "\n" not in str(err.value)
 
 
@@ -62,7 +62,7 @@ def test_required_and_exclusive_properties():
     for key in ("database.hostname", "database.user", "topic.prefix", "database.server.id"):
         props = {k: v for k, v in BASE.items() if k != key}
         with pytest.raises(ConfigError, match=key):
-            parse_config("mariadb", props)
+            parse_properties("mariadb", props)
     with pytest.raises(ConfigError, match="cannot both be set"):
         cfg(**{"table.include.list": "a.b", "table.exclude.list": "a.c"})
 

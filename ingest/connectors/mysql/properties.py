@@ -1,5 +1,5 @@
 """Debezium MySQL/MariaDB connector properties, declared (`connectors/properties.py`) and parsed into
-`MySqlConfig` before anything connects.
+`MySqlProperties` before anything connects.
 
 Names and defaults follow Debezium's MySQL connector documentation. Properties that only make sense on Kafka
 Connect (schema history topics, converters, ...) are accepted and ignored; Debezium features lakecdc does
@@ -82,7 +82,7 @@ FIELDS = FieldSet(
 
 
 @dataclass(frozen=True)
-class MySqlConfig:
+class MySqlProperties:
     flavor: str                 # mariadb | mysql
     hostname: str
     port: int
@@ -130,12 +130,12 @@ def _statements(text: str | None) -> tuple[str, ...]:
     return tuple(s.strip().replace("\0", ";") for s in (text or "").replace(";;", "\0").split(";") if s.strip())
 
 
-def parse_config(flavor: str, props: dict[str, Any]) -> MySqlConfig:
-    """Validate Debezium properties into a MySqlConfig; raise one ConfigError naming every problem."""
+def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
+    """Validate Debezium properties into a MySqlProperties; raise one ConfigError naming every problem."""
     if flavor not in ("mariadb", "mysql"):
         raise ConfigError(f"connector: {flavor!r} is not handled by the mysql connector (mariadb or mysql)")
     p = FIELDS.parse(props, flavor)
-    return MySqlConfig(
+    return MySqlProperties(
         flavor=flavor,
         hostname=p["database.hostname"],
         port=p["database.port"],
