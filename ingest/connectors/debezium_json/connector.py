@@ -3,9 +3,7 @@ read from a file or a growing directory and landed in bronze as they are.
 
 Properties: properties.py (Debezium-style names; anything else is a ConfigError).
 
-Position (column `position` of every row of a batch): `{"file", "offset"}` where the next batch starts
-(every row of a batch carries the batch's end: a batch is one commit), `prev` (main seq part inherited by
-events without a position) and `record` (`file:offset` of the row's own input line).
+Where it resumes: offsets.py (every row of a batch carries the batch's end: a batch is one commit).
 """
 
 from __future__ import annotations
@@ -15,20 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject, BronzeSchemaChange, ResumeState
 from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
+from ingest.connectors.debezium_json.offsets import FileOffset, reject_seq
 from ingest.connectors.debezium_json.properties import FIELDS
 from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
 from ingest.connectors.debezium_json.tail import Line, LineTail
 from ingest.errors import LakecdcError
-
-
-def reject_seq(file: str, offset: int) -> str:
-    """Rejects are keyed by their input position."""
-    return f"input:{file}:{offset:016x}"
 
 
 class DebeziumJsonConnector(SourceConnector):
@@ -55,13 +47,12 @@ class DebeziumJsonConnector(SourceConnector):
         return f"input path {self.path} exists"
 
     def _start(self, resume: ResumeState) -> tuple[LineTail, Decoder]:
-        position = resume.position or {}
-        start_file, start_offset = position.get("file"), int(position.get("offset") or 0)
-        if start_file is not None and self.path.is_file() and start_file != self.path.name:
-            raise LakecdcError(f"sources.{self.source_name}: bronze was landed from file {start_file!r}, "
+        start = FileOffset.from_position(resume.position)
+        if start.file is not None and self.path.is_file() and start.file != self.path.name:
+            raise LakecdcError(f"sources.{self.source_name}: bronze was landed from file {start.file!r}, "
                                f"but the input is now {self.path}; point `path` at the directory or the same file")
-        tail = LineTail(self.path, self.glob, start_file, start_offset, self.max_line_bytes)
-        return tail, Decoder(self.topic_prefix, position.get("prev"), event_type=BronzeEvent)
+        tail = LineTail(self.path, self.glob, start.file, start.offset, self.max_line_bytes)
+        return tail, Decoder(self.topic_prefix, start.prev, event_type=BronzeEvent)
 
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         tail, decoder = self._start(resume)
@@ -105,17 +96,11 @@ class DebeziumJsonConnector(SourceConnector):
 
     def _close(self, items: list[tuple[Line, Any]], tail: LineTail, decoder: Decoder, caught_up: bool) -> Batch:
         """Build the batch; every row carries the batch's end position (where a restart continues)."""
-        end = orjson.dumps({"file": tail.file, "offset": tail.offset, "prev": decoder.prev_main}).decode()
-        head = end[:-1] + ',"record":'
+        positions = FileOffset(tail.file, tail.offset, decoder.prev_main).row_positions()
         batch = Batch(caught_up=caught_up)
         events, changes, rejects = batch.events, batch.schema_changes, batch.rejects
-        # `record` is orjson.dumps(f"{file}:{offset}"): the file name's JSON string, then the digits
-        file_heads: dict[str, str] = {}
         for line, decoded in items:
-            file_head = file_heads.get(line.file)
-            if file_head is None:
-                file_head = file_heads[line.file] = head + orjson.dumps(line.file + ":").decode()[:-1]
-            position = f'{file_head}{line.offset}"}}'
+            position = positions.of(line.file, line.offset)
             if type(decoded) is BronzeEvent:  # built by the decoder (event_type), without its position
                 decoded.position = position
                 events.append(decoded)

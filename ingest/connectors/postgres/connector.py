@@ -18,7 +18,7 @@ from ingest.connectors.base import SourceConnector
 from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres import setup
 from ingest.connectors.postgres.catalog import Catalog
-from ingest.connectors.postgres.events import PostgresEvents
+from ingest.connectors.postgres.events import PostgresEventDispatcher
 from ingest.connectors.postgres.offsets import OffsetContext, PostgresOffset
 from ingest.connectors.postgres.properties import PostgresProperties, parse_properties
 from ingest.connectors.postgres.snapshot import PostgresSnapshotSource
@@ -106,7 +106,7 @@ class PostgresConnector(SourceConnector):
 
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         offsets = OffsetContext(resume.last_seq)
-        events = PostgresEvents(self.props, offsets)
+        events = PostgresEventDispatcher(self.props, offsets)
         self._snapshot = PostgresSnapshotSource(self.props, self.source_name, offsets, self.tables, events,
                                                 self._normal)
         self._snapshot.table_hook = self.snapshot_table_hook

@@ -53,7 +53,7 @@ class PendingBatch:
                      caught_up=caught_up, ack=self.ack, blocks=self.blocks)
 
 
-class PostgresEvents:
+class PostgresEventDispatcher:
     """Builds the events of one source; seqs and positions come from the shared offset context."""
 
     def __init__(self, props: PostgresProperties, offsets: OffsetContext) -> None:

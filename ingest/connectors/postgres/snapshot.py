@@ -24,7 +24,7 @@ from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres import setup
 from ingest.connectors.postgres.catalog import Catalog
 from ingest.connectors.postgres.columnar import SnapshotChunk, build_block
-from ingest.connectors.postgres.events import PendingBatch, PostgresEvents, now_ms
+from ingest.connectors.postgres.events import PendingBatch, PostgresEventDispatcher, now_ms
 from ingest.connectors.postgres.offsets import OffsetContext, PostgresOffset, make_seq, snapshot_position
 from ingest.connectors.postgres.properties import PostgresProperties
 from ingest.connectors.postgres.tables import CapturedTable, TableRegistry, build_table
@@ -109,7 +109,7 @@ class PostgresSnapshotSource:
     and a CREATE schema change row before each table's rows."""
 
     def __init__(self, props: PostgresProperties, source_name: str, offsets: OffsetContext, tables: TableRegistry,
-                 events: PostgresEvents, normal_connection: Callable[[], Any]) -> None:
+                 events: PostgresEventDispatcher, normal_connection: Callable[[], Any]) -> None:
         self.props = props
         self.source_name = source_name
         self.offsets = offsets

@@ -19,7 +19,7 @@ from ingest.bronze.contract import Batch, BatchLimits
 from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres import setup
 from ingest.connectors.postgres.catalog import Catalog, CatalogColumn, TableDef
-from ingest.connectors.postgres.events import PendingBatch, PostgresEvents, Transaction, now_ms
+from ingest.connectors.postgres.events import PendingBatch, PostgresEventDispatcher, Transaction, now_ms
 from ingest.connectors.postgres.offsets import OffsetContext, make_seq
 from ingest.connectors.postgres.properties import PostgresProperties
 from ingest.connectors.postgres.tables import CapturedTable, TableRegistry, build_table
@@ -35,7 +35,7 @@ class PostgresStreamingSource:
     """Streams the slot from the offset context's restart LSN; acknowledge() records what bronze committed."""
 
     def __init__(self, props: PostgresProperties, source_name: str, offsets: OffsetContext, tables: TableRegistry,
-                 events: PostgresEvents, normal_connection: Callable[[], Any], catalog: Callable[[], Catalog],
+                 events: PostgresEventDispatcher, normal_connection: Callable[[], Any], catalog: Callable[[], Catalog],
                  captured_tables: Callable[[], list[tuple[str, str, int]]]) -> None:
         self.props = props
         self.source_name = source_name
