@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ingest.schema.columns import (
     ColumnSpec,
@@ -35,9 +35,18 @@ from ingest.schema.defaults import convert_default, mysql_added_value
 from ingest.schema.model import Column, Table
 from ingest.schema.tokens import Cursor, DdlSyntaxError
 
-if TYPE_CHECKING:
-    from ingest.schema.interpreter import _Run
 
+class _Statement(Protocol):
+    """What MysqlAlter uses of the statement being interpreted (ingest.schema.interpreter)."""
+
+    cur: Cursor
+    dialect: str
+
+    def name(self) -> str: ...
+    def fold(self, name: str, quoted: bool) -> str: ...
+    def database_charset(self, database: str | None) -> str | None: ...
+    def _looks_like_index(self) -> bool: ...
+    def _alter_clause(self, table: Table) -> None: ...
 
 
 @dataclass
@@ -63,7 +72,7 @@ class _Plan:
 
 
 class MysqlAlter:
-    def __init__(self, run: _Run, table: Table) -> None:
+    def __init__(self, run: _Statement, table: Table) -> None:
         self.run = run
         self.cur: Cursor = run.cur
         self.table = table
