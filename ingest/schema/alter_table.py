@@ -1,10 +1,10 @@
-"""ALTER statements of the DDL interpreter: ALTER TABLE for PostgreSQL, Oracle and SQL Server (MySQL/MariaDB:
-`ingest.schema.mysql_alter`), partition / inheritance replay, ALTER DATABASE. A mixin of
-`ingest.schema.interpreter._Run` (one statement)."""
+"""The ALTER handler of the DDL interpreter: ALTER TABLE for PostgreSQL (its subcommand passes), Oracle and SQL
+Server (MySQL/MariaDB: `ingest.schema.mysql_alter`), partition / inheritance replay, ALTER DATABASE; ALTER of
+other objects is a no-op."""
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
 from ingest.schema.columns import (
     ColumnSpec,
@@ -28,13 +28,19 @@ from ingest.schema.model import (
     TableId,
 )
 from ingest.schema.mysql_alter import MysqlAlter
+from ingest.schema.statement import Statement, end_serial
 from ingest.schema.tokens import Cursor, DdlSyntaxError
 
 
-class AlterStatements:
-    """ALTER TABLE / DATABASE; uses the names, cursor and commit helpers of _Run."""
+class AlterStatement(Statement):
+    """ALTER TABLE / DATABASE / other objects."""
 
-    def alter(self) -> list[Change]:
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._parent_pk_names: set[str] = set()  # while an ALTER is replayed on a partition: ancestors' PK names
+        self._replay_kind: str | None = None  # "partition" / "inherits" while replaying on a child table
+
+    def apply(self) -> list[Change]:
         cur = self.cur
         cur.expect("ALTER")
         while cur.at_any(("ONLINE", "OFFLINE", "IGNORE")):
@@ -64,34 +70,18 @@ class AlterStatements:
         table.renumber()
         # PostgreSQL applies column changes of a partitioned table to its partitions too (unless ONLY)
         children: list[Table] = []
-        if self.dialect == "postgres" and not only:
+        if self.hooks.partitions_follow_alter and not only:
             children = self._partition_changes(original, start)
         changes = []
         if not table.same_structure(original):
-            changes.append(self._commit_alter(original.id, table))
+            changes.append(self.commit_alter(original.id, table))
         else:
             original.primary_key_name = table.primary_key_name  # RENAME CONSTRAINT: metadata, no new version
             original.owned_sequences = table.owned_sequences
         for child in children:
-            changes.append(self._commit_alter(child.id, child))
-        changes.extend(self._drop_sequence_dependents())
+            changes.append(self.commit_alter(child.id, child))
+        changes.extend(self.commit_sequence_dependents())
         return changes or [self.noop("ALTER TABLE without structural change")]
-
-    def _drop_sequence_dependents(self) -> list[Change]:
-        """PostgreSQL: a dropped table or serial column drops its owned sequences; with CASCADE the nextval
-        defaults other tables copied (LIKE ... INCLUDING DEFAULTS) go with them."""
-        dropped, self._dropped_sequences = self._dropped_sequences, set()
-        changes = []
-        for tid, other in list(self.state.tables.items()):
-            if not any(_sequence_of(c.default) in dropped for c in other.columns if c.has_default):
-                continue
-            table = other.copy()
-            for col in table.columns:
-                if col.has_default and _sequence_of(col.default) in dropped:
-                    _end_serial(col)
-                    col.has_default, col.default = False, None
-            changes.append(self._commit_alter(tid, table))
-        return changes
 
     def _partition_changes(self, parent: Table, start: int, seen: set[TableId] | None = None) -> list[Table]:
         """Re-run the ALTER clauses (from token `start`) on every partition of `parent`, recursively. The
@@ -126,7 +116,7 @@ class AlterStatements:
             name = self.name()
         name = name or self.state.current_database or self.default_database
         if self.mysql and name:
-            charset = self._charset_options()
+            charset = self.charset_options()
             if charset:
                 self.state.databases.setdefault(name, DatabaseInfo(name)).charset = charset
         return [Change(kind=DATABASE, statement=self.text, database=name, detail="ALTER DATABASE")]
@@ -137,7 +127,7 @@ class AlterStatements:
         cur = self.cur
         while not cur.done():
             adding = cur.at("ADD")
-            self._alter_clause(table)
+            self.alter_clause(table)
             if cur.accept_op(","):
                 # SQL Server: ADD a INT, b INT, CONSTRAINT ... (one ADD for several elements)
                 while self.dialect == "tsql" and adding and self._tsql_add_continuation():
@@ -165,7 +155,7 @@ class AlterStatements:
         end = cur.i
         for _, _, start in sorted(starts):
             cur.i = start
-            self._alter_clause(table)
+            self.alter_clause(table)
             if not (cur.done() or cur.at_op(",")):
                 raise cur.error("unexpected text after ALTER TABLE clause")
         cur.i = end
@@ -175,7 +165,7 @@ class AlterStatements:
         return not cur.at_any(("ADD", "DROP", "ALTER", "WITH", "CHECK", "NOCHECK", "ENABLE", "DISABLE", "SWITCH",
                                "SET", "REBUILD"))
 
-    def _alter_clause(self, table: Table) -> None:  # noqa: C901 - a flat keyword switch
+    def alter_clause(self, table: Table) -> None:  # noqa: C901 - a flat keyword switch
         cur = self.cur
         if cur.at("ADD"):
             cur.next()
@@ -239,7 +229,7 @@ class AlterStatements:
                 and cur.peek(1).upper == "PARTITION":
             attach = cur.next().upper == "ATTACH"
             cur.next()
-            child = self._existing(self.read_other_table())
+            child = self.existing(self.read_other_table())
             if self._replay_kind is None:  # not again while the clauses are replayed on partitions
                 child.partition_of = table.id if attach else None  # metadata only: no new version
             cur.skip_to_comma()
@@ -271,21 +261,20 @@ class AlterStatements:
             cur.skip_to_comma()
             return
         if cur.at("PRIMARY", "KEY"):
-            if table.primary_key and self.dialect == "postgres" and self._replay_kind is None:
+            if table.primary_key and self.hooks.one_primary_key and self._replay_kind is None:
                 raise DdlSyntaxError(f"table {table.id} already has a primary key")
             cur.i += 2
             while not cur.at_op("("):
                 cur.next()
             table.primary_key = parse_key_columns(cur, self.fold)
-            table.primary_key_name = constraint_name or (f"{table.id.table}_pkey" if self.dialect == "postgres"
-                                                         else None)
-            self._fix_pk(table)
+            table.primary_key_name = constraint_name or self.hooks.primary_key_name(table.id.table)
+            self.fix_primary_key(table)
             cur.skip_to_comma()
             return
         if constraint_name is not None or cur.at_any(("UNIQUE", "FOREIGN", "CHECK", "INDEX", "KEY", "FULLTEXT",
                                                       "SPATIAL", "PARTITION", "EXCLUDE", "SUPPLEMENTAL")) or \
                 cur.at("PERIOD", "FOR") or cur.at("SYSTEM", "VERSIONING"):
-            if cur.at_any(("INDEX", "KEY")) and not self._looks_like_index():
+            if cur.at_any(("INDEX", "KEY")) and not self.looks_like_index():
                 pass
             else:
                 cur.skip_to_comma()
@@ -314,14 +303,14 @@ class AlterStatements:
                 return
             raise DdlSyntaxError(f"column {spec.name} already exists")
         col = spec.build(self.dialect, table.default_charset)
-        self._serial_default(table, col)
+        self.serial_default(table, col)
         self._place(table, col, spec.position, len(table.columns))
         if spec.default_constraint:
             table.default_constraints[spec.default_constraint.lower()] = col.name
         if spec.primary_key:
             table.primary_key = [col.name]
             table.primary_key_name = spec.constraint_name
-            self._fix_pk(table)
+            self.fix_primary_key(table)
 
     def _place(self, table: Table, col: Column, position: tuple[str, str | None] | None, default_index: int) -> None:
         if position is None:
@@ -394,7 +383,7 @@ class AlterStatements:
             for sequence, owner in list(table.owned_sequences.items()):  # even if its default was replaced
                 if owner == col.name:
                     del table.owned_sequences[sequence]
-                    self._dropped_sequences.add(sequence)
+                    self.dropped_sequences.add(sequence)
 
     def _drop_pk(self, table: Table) -> None:
         """Oracle: columns that were NOT NULL only because of the key become nullable again (MySQL, PostgreSQL
@@ -438,7 +427,7 @@ class AlterStatements:
             old.default_is_literal = spec.default_is_literal
         if spec.primary_key:
             table.primary_key = [old.name]
-            self._fix_pk(table)
+            self.fix_primary_key(table)
 
     def _rename_clause(self, table: Table) -> None:
         cur = self.cur
@@ -446,7 +435,7 @@ class AlterStatements:
             old = self.name()
             cur.expect("TO")
             new = self.name()
-            self._rename_column(table, old, new)
+            rename_column(table, old, new)
         elif cur.accept("CONSTRAINT"):
             old = self.name()
             cur.expect("TO")
@@ -460,26 +449,14 @@ class AlterStatements:
             if not (cur.accept("TO") or cur.accept("AS")) and self.dialect == "postgres":
                 raise cur.error("expected TO")
             parts = cur.dotted()
-            if self.mysql or self.dialect == "tsql" or len(parts) > 1:
+            if not self.hooks.rename_keeps_schema or len(parts) > 1:
                 table.id = self.table_id(parts)
             else:  # PostgreSQL / Oracle: the new name stays in the table's schema
                 table.id = TableId(table.id.database, table.id.schema, self.fold(*parts[0]))
         else:  # PostgreSQL RENAME old TO new (column)
             old = self.name()
             cur.expect("TO")
-            self._rename_column(table, old, self.name())
-
-    def _rename_column(self, table: Table, old: str, new: str) -> None:
-        col = table.column(old)
-        if col is None:
-            raise KeyError(old)
-        if table.column(new) is not None and new.lower() != old.lower():
-            raise DdlSyntaxError(f"column {new} already exists")
-        table.primary_key = [new if k == col.name else k for k in table.primary_key]
-        table.pk_implied_not_null = [new if k == col.name else k for k in table.pk_implied_not_null]
-        table.default_constraints = {k: new if v == col.name else v for k, v in table.default_constraints.items()}
-        table.owned_sequences = {k: new if v == col.name else v for k, v in table.owned_sequences.items()}
-        col.name = new
+            rename_column(table, old, self.name())
 
     def _alter_column(self, table: Table, name: str) -> None:
         cur = self.cur
@@ -488,12 +465,12 @@ class AlterStatements:
             raise KeyError(name)
         if cur.accept("SET", "DEFAULT"):
             s, e = read_expression(cur)
-            _end_serial(col)  # a serial's nextval default replaced: a plain column now
+            end_serial(col)  # a serial's nextval default replaced: a plain column now
             col.has_default = True
             col.default, col.default_is_literal = literal_value(cur, s, e)
             convert_default(col, self.dialect, is_number(cur, s, e))
         elif cur.accept("DROP", "DEFAULT"):
-            _end_serial(col)
+            end_serial(col)
             col.has_default, col.default = False, None
         elif cur.accept("SET", "NOT", "NULL"):
             col.nullable = False
@@ -543,28 +520,18 @@ class AlterStatements:
             col.type_name = built.type_name
 
 
-_NEXTVAL = re.compile(r"nextval\('((?:[^']|'')*)'")
-
-
-
-def _sequence_of(default: str | None) -> str | None:
-    """The unqualified sequence name of a nextval('...'::regclass) default."""
-    m = _NEXTVAL.match(default or "")
-    if not m:
-        return None
-    name = m.group(1).replace("''", "'")
-    parts = re.findall(r'"((?:[^"]|"")*)"|([^".]+)', name)
-    quoted, plain = parts[-1] if parts else ("", name)
-    return quoted.replace('""', '"') if quoted else plain
-
-
-def _end_serial(col: Column) -> None:
-    """A serial column whose nextval default is replaced or dropped: a plain integer column."""
-    if col.auto_increment and (col.default or "").startswith("nextval("):
-        col.auto_increment = False
-        col.type_name = {"serial": "int4", "bigserial": "int8", "smallserial": "int2"}.get(col.type_name,
-                                                                                           col.type_name)
-        col.type_expression = col.type_name
+def rename_column(table: Table, old: str, new: str) -> None:
+    """RENAME COLUMN old TO new, with the key, the constraints and the owned sequences that name it."""
+    col = table.column(old)
+    if col is None:
+        raise KeyError(old)
+    if table.column(new) is not None and new.lower() != old.lower():
+        raise DdlSyntaxError(f"column {new} already exists")
+    table.primary_key = [new if k == col.name else k for k in table.primary_key]
+    table.pk_implied_not_null = [new if k == col.name else k for k in table.pk_implied_not_null]
+    table.default_constraints = {k: new if v == col.name else v for k, v in table.default_constraints.items()}
+    table.owned_sequences = {k: new if v == col.name else v for k, v in table.owned_sequences.items()}
+    col.name = new
 
 
 def _pg_pass(cur: Cursor) -> int:

@@ -48,7 +48,7 @@ class ColumnSpec:
     identity: bool = False                # SQL Server IDENTITY / GENERATED ... AS IDENTITY
     generation_expression: str | None = None
     primary_key: bool = False
-    unique: bool = False                  # an inline UNIQUE [KEY] (MySQL: may become the key, interpreter.create)
+    unique: bool = False                  # an inline UNIQUE [KEY] (MySQL: may become the key, create_table.py)
     charset: str | None = None
     collation: str | None = None
     comment: str | None = None
@@ -73,7 +73,7 @@ class ColumnSpec:
         type_name = info.type_name
         auto = self.auto_increment or info.implied_auto_increment
         nullable = self.nullable if self.nullable is not None else True
-        # Oracle: the key's NOT NULL is added (and undone) by the table (see SchemaState._fix_pk)
+        # Oracle: the key's NOT NULL is added (and undone) by the table (see Statement.fix_primary_key)
         if info.implied_not_null or (self.primary_key and dialect != "oracle") or self.default_on_null or (
                 self.identity and dialect in ("tsql", "postgres", "oracle")):
             nullable = False

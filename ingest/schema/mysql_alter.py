@@ -37,7 +37,7 @@ from ingest.schema.tokens import Cursor, DdlSyntaxError
 
 
 class _Statement(Protocol):
-    """What MysqlAlter uses of the statement being interpreted (ingest.schema.interpreter)."""
+    """What MysqlAlter uses of the statement being interpreted (`ingest.schema.alter_table.AlterStatement`)."""
 
     cur: Cursor
     dialect: str
@@ -45,8 +45,8 @@ class _Statement(Protocol):
     def name(self) -> str: ...
     def fold(self, name: str, quoted: bool) -> str: ...
     def database_charset(self, database: str | None) -> str | None: ...
-    def _looks_like_index(self) -> bool: ...
-    def _alter_clause(self, table: Table) -> None: ...
+    def looks_like_index(self) -> bool: ...
+    def alter_clause(self, table: Table) -> None: ...
 
 
 @dataclass
@@ -104,7 +104,7 @@ class MysqlAlter:
                 return
             if cur.at_any(("UNIQUE", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL", "PARTITION", "CONSTRAINT")) or \
                     cur.at("PERIOD", "FOR") or cur.at("SYSTEM", "VERSIONING") or (
-                    cur.at_any(("INDEX", "KEY")) and self.run._looks_like_index()):
+                    cur.at_any(("INDEX", "KEY")) and self.run.looks_like_index()):
                 cur.skip_to_comma()
                 return
             cur.accept("COLUMN")
@@ -175,7 +175,7 @@ class MysqlAlter:
             self.table.default_charset = plan.convert = charset
         else:
             cur.i = start
-            self.run._alter_clause(self.table)  # table options, RENAME TO, no-ops
+            self.run.alter_clause(self.table)  # table options, RENAME TO, no-ops
 
     def _add_element(self) -> None:
         cur = self.cur
