@@ -21,10 +21,10 @@ Command = Callable[[argparse.Namespace, ProjectConfig], int]
 # `set_defaults(func=...)` with a function (args, config) -> exit code. One line per module.
 COMMAND_MODULES: tuple[str, ...] = (
     "ingest.ingest_cli",
-    "ingest.schema.cli",
-    "ingest.generate.cli",
-    "ingest.quality.cli",
-    "ingest.demo.cli",
+    "ingest.schema.commands",
+    "ingest.generate.commands",
+    "ingest.quality.commands",
+    "ingest.demo.commands",
     "ingest.project_init",
 )
 

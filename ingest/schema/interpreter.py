@@ -38,7 +38,7 @@ from ingest.schema.model import (
 from ingest.schema.session import SetSearchPathStatement, UseStatement
 from ingest.schema.statement import Statement
 from ingest.schema.tokens import DdlSyntaxError, Tok, split_statements, tokenize
-from ingest.schema.types import DIALECTS, TypeError_, resolve_type
+from ingest.schema.types import DIALECTS, ColumnTypeError, resolve_type
 
 # The statement kinds by their first words; a dialect's own statements are listed under its name.
 HANDLERS: dict[tuple[str, ...], type[Statement]] = {
@@ -87,7 +87,7 @@ class SchemaState:
                                                        stmt_tokens, ddl)
             try:
                 changes.extend(statement.apply())
-            except (DdlSyntaxError, TypeError_, KeyError, ValueError, IndexError) as exc:
+            except (DdlSyntaxError, ColumnTypeError, KeyError, ValueError, IndexError) as exc:
                 message = str(exc) if not isinstance(exc, KeyError) else f"unknown column {exc.args[0]}"
                 changes.append(Change(kind=ERROR, statement=text, table_id=statement.target, detail=message))
         return changes
@@ -201,7 +201,7 @@ def spark_type_for(item: dict[str, Any], dialect: str) -> str:
     try:
         return resolve_type(dialect, words or ["?"], params, unsigned=unsigned, zerofill=zerofill,
                             array_dims=array_dims).spark_type
-    except (TypeError_, LakecdcError, ValueError):
+    except (ColumnTypeError, LakecdcError, ValueError):
         return "STRING"
 
 

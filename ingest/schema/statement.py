@@ -13,7 +13,7 @@ from ingest.schema.columns import charset_of_collation
 from ingest.schema.dialects import HOOKS
 from ingest.schema.model import ALTER, DROP, NOOP, Change, Column, DatabaseInfo, Table, TableId
 from ingest.schema.tokens import Cursor, DdlSyntaxError, Tok
-from ingest.schema.types import TypeError_, resolve_type
+from ingest.schema.types import ColumnTypeError, resolve_type
 
 _PG_SAFE_IDENT = re.compile(r"[a-z_][a-z0-9_]*")
 _NEXTVAL = re.compile(r"nextval\('((?:[^']|'')*)'")
@@ -117,7 +117,7 @@ class Statement:
         try:
             resolve_type(self.dialect, [word], ["1"] if word in ("VARCHAR", "VARBINARY", "VARCHAR2") else [])
             return True
-        except (TypeError_, LakecdcError):
+        except (ColumnTypeError, LakecdcError):
             return False
 
     # ------------------------------------------------------------------ table rules shared by CREATE and ALTER

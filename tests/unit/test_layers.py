@@ -21,7 +21,7 @@ LAYERS: list[list[str]] = [
     ["engine"],
     ["bronze"],
     ["runner"],
-    ["schema.store", "schema.cli"],
+    ["schema.store", "schema.commands"],
     ["generate", "dbt_runner", "project_init"],
     ["quality"],
     ["cli", "ingest_cli", "doctor", "demo"],
