@@ -22,7 +22,7 @@ from ingest.events.source_info import mysql_source
 
 CONNECTOR = "mysql"
 TOPIC_PREFIX = "inventory"
-CONNECTOR_VERSION = "1.0.0.Final"  # the source block layout is the v2 layout of the 1.0 documentation (seed 003)
+CONNECTOR_VERSION = "1.0.0.Final"  # the source block layout of Debezium 1.0's MySQL connector documentation
 SERVER_ID = 223344
 SERVER_UUID = "0e4d5dcd-a33b-11ea-80f1-02010a22a99e"
 ROTATE_AT = 256 * 1024
