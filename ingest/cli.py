@@ -8,14 +8,12 @@ import importlib
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from ingest import __version__
 from ingest.config import ProjectConfig, load_config
 from ingest.errors import LakecdcError
-
-Command = Callable[[argparse.Namespace, ProjectConfig], int]
 
 # Modules that add subcommands: each defines `add_commands(subparsers)`, and every parser it adds calls
 # `set_defaults(func=...)` with a function (args, config) -> exit code. One line per module.

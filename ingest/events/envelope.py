@@ -200,10 +200,6 @@ class ChangeEvent:
         return self.table.topic
 
     @property
-    def is_tombstone(self) -> bool:
-        return self.op is None
-
-    @property
     def key_schema(self) -> cs.Schema | None:
         return self.table.key_schema if self.key is not None else None
 

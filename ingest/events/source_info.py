@@ -84,7 +84,6 @@ SOURCE_SCHEMAS: dict[str, cs.Schema] = {
     c: cs.struct(_FIELDS[c], False, name=SOURCE_SCHEMA_NAMES[c], version=1) for c in CONNECTORS
 }
 SOURCE_FIELDS: dict[str, tuple[str, ...]] = {c: tuple(n for n, _ in _FIELDS[c]) for c in CONNECTORS}
-SNAPSHOT_IS_ENUM: dict[str, bool] = {c: dict(_FIELDS[c])["snapshot"] is SNAPSHOT_ENUM for c in CONNECTORS}
 
 
 def check_connector(connector: str) -> str:

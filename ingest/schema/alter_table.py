@@ -131,7 +131,7 @@ class AlterStatement(Statement):
             if cur.accept_op(","):
                 # SQL Server: ADD a INT, b INT, CONSTRAINT ... (one ADD for several elements)
                 while self.dialect == "tsql" and adding and self._tsql_add_continuation():
-                    self._add(table, continuation=True)
+                    self._add(table)
                     if not cur.accept_op(","):
                         break
                 continue
@@ -238,7 +238,7 @@ class AlterStatement(Statement):
         else:
             raise cur.error("unrecognized ALTER TABLE clause")
 
-    def _add(self, table: Table, continuation: bool = False) -> None:
+    def _add(self, table: Table) -> None:
         cur = self.cur
         constraint_name = None
         if cur.at("CONSTRAINT"):

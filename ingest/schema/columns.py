@@ -52,7 +52,6 @@ class ColumnSpec:
     charset: str | None = None
     collation: str | None = None
     comment: str | None = None
-    binary_collation: bool = False
     position: tuple[str, str | None] | None = None  # ("FIRST", None) or ("AFTER", column)
     written: set[str] = field(default_factory=set)  # which attributes appeared (Oracle MODIFY is partial)
     prebuilt: Column | None = None        # a column copied from another table (PostgreSQL LIKE)
@@ -217,8 +216,7 @@ def _read_type(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:
                 spec.charset = "latin1"
             elif word == "UNICODE":
                 spec.charset = "ucs2"
-            else:
-                spec.binary_collation = True
+            # BINARY: the character set's binary collation, which the schema history does not keep
         else:
             break
     spec.type_words = upper
