@@ -1,6 +1,7 @@
 """Per-dialect hooks of the DDL interpreter: the small ways the five dialects differ in naming tables, folding
 identifiers and keeping keys. The statement handlers (create_table.py, alter_table.py, drop_rename.py, session.py)
-ask `statement.hooks` instead of testing the dialect's name.
+ask `statement.hooks` instead of testing the dialect's name; clauses only one dialect writes are in that dialect's
+ALTER handler (alter_table.py, mysql_alter.py).
 
 The column grammar (columns.py), the type rules (types.py) and the default conversions (defaults.py) take the
 dialect's name, as sqlglot's dialects do.

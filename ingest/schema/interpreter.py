@@ -2,14 +2,14 @@
 an in-memory catalog and returns one `Change` per effect (see ingest/schema/__init__.py for the contract).
 
 Statements are tokenized with sqlglot's dialect tokenizer and read by our grammar, one handler per statement kind
-(`HANDLERS`, picked by the statement's first words): create_table.py, alter_table.py (PostgreSQL / Oracle / SQL
-Server), mysql_alter.py (MySQL/MariaDB ALTER TABLE, resolved against the table as it was), drop_rename.py (DROP,
-RENAME, TRUNCATE, SQL Server sp_rename), session.py (USE, PostgreSQL SET search_path). Each handler is a
-`Statement` (statement.py: names, lookups, commits) and asks the dialect's hooks (dialects.py) where dialects
-differ. Column definitions are read by columns.py and literal defaults converted to the column type in defaults.py
-(sqlglot's own parser rejects or turns into opaque `Command`s many statements a binlog or redo log carries: MySQL
-RENAME TABLE, ALTER ... ADD COLUMN (a, b), MODIFY IF EXISTS, CONVERT TO, ALTER IGNORE, partition clauses, NATIONAL
-VARCHAR, POINT, INET6, PERSISTENT columns; Oracle storage clauses).
+(`HANDLERS`, picked by the statement's first words): create_table.py, alter_table.py (the shared clauses, and one
+subclass per dialect), mysql_alter.py (MySQL/MariaDB ALTER TABLE, resolved against the table as it was),
+drop_rename.py (DROP, RENAME, TRUNCATE, SQL Server sp_rename), session.py (USE, PostgreSQL SET search_path). Each
+handler is a `Statement` (statement.py: names, lookups, commits) and asks the dialect's hooks (dialects.py) where
+dialects differ. Column definitions are read by columns.py and literal defaults converted to the column type in
+defaults.py (sqlglot's own parser rejects or turns into opaque `Command`s many statements a binlog or redo log
+carries: MySQL RENAME TABLE, ALTER ... ADD COLUMN (a, b), MODIFY IF EXISTS, CONVERT TO, ALTER IGNORE, partition
+clauses, NATIONAL VARCHAR, POINT, INET6, PERSISTENT columns; Oracle storage clauses).
 Every statement either changes the catalog, is recognized as a no-op (indexes, grants, views, routines,
 comments ...), or becomes an ERROR change with the reason; a failed statement leaves the catalog unchanged.
 """
@@ -20,7 +20,12 @@ import re
 from typing import Any
 
 from ingest.errors import LakecdcError
-from ingest.schema.alter_table import AlterStatement
+from ingest.schema.alter_table import (
+    AlterStatement,
+    OracleAlterStatement,
+    PostgresAlterStatement,
+    TsqlAlterStatement,
+)
 from ingest.schema.create_table import CreateStatement
 from ingest.schema.drop_rename import DropStatement, RenameStatement, TruncateStatement, TsqlExecStatement
 from ingest.schema.keywords import NOOP_LEADS
@@ -35,12 +40,14 @@ from ingest.schema.model import (
     Table,
     TableId,
 )
+from ingest.schema.mysql_alter import MysqlAlterStatement
 from ingest.schema.session import SetSearchPathStatement, UseStatement
 from ingest.schema.statement import Statement
 from ingest.schema.tokens import DdlSyntaxError, Tok, split_statements, tokenize
 from ingest.schema.types import DIALECTS, ColumnTypeError, resolve_type
 
-# The statement kinds by their first words; a dialect's own statements are listed under its name.
+# The statement kinds by their first words; a dialect's own statements, and its own handler of a statement kind,
+# are listed under its name.
 HANDLERS: dict[tuple[str, ...], type[Statement]] = {
     ("CREATE",): CreateStatement,
     ("ALTER",): AlterStatement,
@@ -50,8 +57,12 @@ HANDLERS: dict[tuple[str, ...], type[Statement]] = {
     ("USE",): UseStatement,
 }
 DIALECT_HANDLERS: dict[str, dict[tuple[str, ...], type[Statement]]] = {
-    "postgres": {("SET", "SEARCH_PATH"): SetSearchPathStatement, ("SET", "SCHEMA"): SetSearchPathStatement},
-    "tsql": {("EXEC",): TsqlExecStatement, ("EXECUTE",): TsqlExecStatement},
+    "mysql": {("ALTER",): MysqlAlterStatement},
+    "mariadb": {("ALTER",): MysqlAlterStatement},
+    "postgres": {("ALTER",): PostgresAlterStatement, ("SET", "SEARCH_PATH"): SetSearchPathStatement,
+                 ("SET", "SCHEMA"): SetSearchPathStatement},
+    "oracle": {("ALTER",): OracleAlterStatement},
+    "tsql": {("ALTER",): TsqlAlterStatement, ("EXEC",): TsqlExecStatement, ("EXECUTE",): TsqlExecStatement},
 }
 
 
@@ -218,7 +229,7 @@ class _NoopStatement(Statement):
 
 def _handler(tokens: list[Tok], dialect: str) -> type[Statement]:
     words = tuple(tok.upper for tok in tokens[:2])
-    for handlers in (HANDLERS, DIALECT_HANDLERS.get(dialect, {})):
+    for handlers in (DIALECT_HANDLERS[dialect], HANDLERS):
         for lead, handler in handlers.items():
             if words[:len(lead)] == lead:
                 return handler
