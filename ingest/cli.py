@@ -8,23 +8,21 @@ import importlib
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from ingest import __version__
 from ingest.config import ProjectConfig, load_config
 from ingest.errors import LakecdcError
 
-Command = Callable[[argparse.Namespace, ProjectConfig], int]
-
 # Modules that add subcommands: each defines `add_commands(subparsers)`, and every parser it adds calls
 # `set_defaults(func=...)` with a function (args, config) -> exit code. One line per module.
 COMMAND_MODULES: tuple[str, ...] = (
     "ingest.ingest_cli",
-    "ingest.schema.cli",
-    "ingest.generate.cli",
-    "ingest.quality.cli",
-    "ingest.demo.cli",
+    "ingest.schema.commands",
+    "ingest.generate.commands",
+    "ingest.quality.commands",
+    "ingest.demo.commands",
     "ingest.project_init",
 )
 

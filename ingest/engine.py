@@ -76,10 +76,6 @@ def start_engine(settings: EngineSettings, *, reuse: bool = True) -> Engine:
     return engine
 
 
-def get_spark(settings: EngineSettings) -> SparkSession:
-    return start_engine(settings).spark
-
-
 def check_warehouse_writable(warehouse: Path) -> None:
     try:
         warehouse.mkdir(parents=True, exist_ok=True)

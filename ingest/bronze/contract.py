@@ -1,4 +1,4 @@
-"""The bronze contract (see ../shared/design.md and docs/bronze.md): table names and column types.
+"""The bronze contract (docs/bronze.md): table names and column types.
 
 Per source S, in schema `bronze`:
   S_events           one row per change event (all captured tables of S), partitioned by table_id

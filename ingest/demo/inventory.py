@@ -26,7 +26,7 @@ _JDBC = {"INT": 4, "VARCHAR": 12, "FLOAT": 7, "DATE": 91, "ENUM": 1}
 
 
 @dataclass(frozen=True)
-class Column:
+class DemoColumn:
     name: str
     type_name: str                      # INT | VARCHAR | FLOAT | DATE | ENUM
     length: int | None = None
@@ -94,14 +94,14 @@ class Column:
 
 
 @dataclass
-class Table:
+class DemoTable:
     name: str
-    columns: list[Column]
+    columns: list[DemoColumn]
     primary_key: list[str]
     auto_increment_start: int = 1
     foreign_keys: list[str] = field(default_factory=list)  # DDL fragments, for CREATE TABLE only
 
-    def column(self, name: str) -> Column:
+    def column(self, name: str) -> DemoColumn:
         for col in self.columns:
             if col.name == name:
                 return col
@@ -125,46 +125,46 @@ class Table:
                               columns=[c.table_change_column(i) for i, c in enumerate(self.columns, start=1)],
                               primary_key_column_names=tuple(self.primary_key), default_charset_name=CHARSET)
 
-    def add_column(self, column: Column) -> None:
+    def add_column(self, column: DemoColumn) -> None:
         self.columns.append(column)
 
     def rename_column(self, old: str, new: str) -> None:
         self.columns = [replace(c, name=new) if c.name == old else c for c in self.columns]
 
-    def clone(self) -> Table:
+    def clone(self) -> DemoTable:
         return copy.deepcopy(self)
 
 
-def inventory_tables() -> dict[str, Table]:
+def inventory_tables() -> dict[str, DemoTable]:
     """The five tables of Debezium's MySQL tutorial database, in creation order."""
     varchar = 255
     return {
-        "products": Table(
+        "products": DemoTable(
             "products",
-            [Column("id", "INT", auto_increment=True), Column("name", "VARCHAR", varchar),
-             Column("description", "VARCHAR", 512, optional=True), Column("weight", "FLOAT", optional=True)],
+            [DemoColumn("id", "INT", auto_increment=True), DemoColumn("name", "VARCHAR", varchar),
+             DemoColumn("description", "VARCHAR", 512, optional=True), DemoColumn("weight", "FLOAT", optional=True)],
             ["id"], auto_increment_start=101),
-        "products_on_hand": Table(
+        "products_on_hand": DemoTable(
             "products_on_hand",
-            [Column("product_id", "INT"), Column("quantity", "INT")],
+            [DemoColumn("product_id", "INT"), DemoColumn("quantity", "INT")],
             ["product_id"], foreign_keys=["FOREIGN KEY (`product_id`) REFERENCES `products` (`id`)"]),
-        "customers": Table(
+        "customers": DemoTable(
             "customers",
-            [Column("id", "INT", auto_increment=True), Column("first_name", "VARCHAR", varchar),
-             Column("last_name", "VARCHAR", varchar), Column("email", "VARCHAR", varchar)],
+            [DemoColumn("id", "INT", auto_increment=True), DemoColumn("first_name", "VARCHAR", varchar),
+             DemoColumn("last_name", "VARCHAR", varchar), DemoColumn("email", "VARCHAR", varchar)],
             ["id"], auto_increment_start=1001),
-        "addresses": Table(
+        "addresses": DemoTable(
             "addresses",
-            [Column("id", "INT", auto_increment=True), Column("customer_id", "INT"),
-             Column("street", "VARCHAR", varchar), Column("city", "VARCHAR", varchar),
-             Column("state", "VARCHAR", varchar), Column("zip", "VARCHAR", varchar),
-             Column("type", "ENUM", enum_values=("SHIPPING", "BILLING", "LIVING"))],
+            [DemoColumn("id", "INT", auto_increment=True), DemoColumn("customer_id", "INT"),
+             DemoColumn("street", "VARCHAR", varchar), DemoColumn("city", "VARCHAR", varchar),
+             DemoColumn("state", "VARCHAR", varchar), DemoColumn("zip", "VARCHAR", varchar),
+             DemoColumn("type", "ENUM", enum_values=("SHIPPING", "BILLING", "LIVING"))],
             ["id"], auto_increment_start=10,
             foreign_keys=["FOREIGN KEY (`customer_id`) REFERENCES `customers` (`id`)"]),
-        "orders": Table(
+        "orders": DemoTable(
             "orders",
-            [Column("order_number", "INT", auto_increment=True), Column("order_date", "DATE"),
-             Column("purchaser", "INT"), Column("quantity", "INT"), Column("product_id", "INT")],
+            [DemoColumn("order_number", "INT", auto_increment=True), DemoColumn("order_date", "DATE"),
+             DemoColumn("purchaser", "INT"), DemoColumn("quantity", "INT"), DemoColumn("product_id", "INT")],
             ["order_number"], auto_increment_start=10001,
             foreign_keys=["FOREIGN KEY (`purchaser`) REFERENCES `customers` (`id`)",
                           "FOREIGN KEY (`product_id`) REFERENCES `products` (`id`)"]),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ingest.demo.delivery import KafkaRecord
-from ingest.demo.inventory import DATABASE, Table
+from ingest.demo.inventory import DATABASE, DemoTable
 from ingest.demo.workload import DdlChange, RowChange, Transaction
 from ingest.events import envelope as ev
 from ingest.events.envelope import TableSchemas
@@ -22,14 +22,14 @@ from ingest.events.source_info import mysql_source
 
 CONNECTOR = "mysql"
 TOPIC_PREFIX = "inventory"
-CONNECTOR_VERSION = "1.0.0.Final"  # the source block layout is the v2 layout of the 1.0 documentation (seed 003)
+CONNECTOR_VERSION = "1.0.0.Final"  # the source block layout of Debezium 1.0's MySQL connector documentation
 SERVER_ID = 223344
 SERVER_UUID = "0e4d5dcd-a33b-11ea-80f1-02010a22a99e"
 ROTATE_AT = 256 * 1024
 PROCESSING_LAG_MS = (3, 250)  # connector processing time after the commit, envelope ts_ms
 
 
-def table_schemas(table: Table) -> TableSchemas:
+def table_schemas(table: DemoTable) -> TableSchemas:
     """Key and envelope schemas of one table version (built once per DDL, not per event)."""
     return ev.table_schemas(CONNECTOR, TOPIC_PREFIX, db=DATABASE, table=table.name,
                             columns=[(c.name, c.connect_schema()) for c in table.columns],
@@ -66,9 +66,9 @@ class RecordBuilder:
     def __init__(self, rng: Any) -> None:
         self.rng = rng
         self.clock = BinlogClock()
-        self._schemas: dict[int, tuple[Table, TableSchemas]] = {}  # by table version (the object)
+        self._schemas: dict[int, tuple[DemoTable, TableSchemas]] = {}  # by table version (the object)
 
-    def schemas(self, table: Table) -> TableSchemas:
+    def schemas(self, table: DemoTable) -> TableSchemas:
         cached = self._schemas.get(id(table))
         if cached is None:
             cached = self._schemas[id(table)] = (table, table_schemas(table))  # holding table keeps id() unique
@@ -162,7 +162,7 @@ class RecordBuilder:
         return out
 
     @staticmethod
-    def _encode(table: Table, row: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _encode(table: DemoTable, row: dict[str, Any] | None) -> dict[str, Any] | None:
         if row is None:
             return None
         return {c.name: c.encode(row.get(c.name)) for c in table.columns}

@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest.demo.inventory import TUTORIAL_ROWS, Column, Table, inventory_tables
+from ingest.demo.inventory import TUTORIAL_ROWS, DemoColumn, DemoTable, inventory_tables
 
 Row = dict[str, Any]
 
@@ -38,7 +38,7 @@ PRODUCTS = (("screwdriver", "Phillips screwdriver"), ("wrench", "adjustable wren
 class RowChange:
     """One row event: op c (insert), u (update), d (delete) or r (snapshot read), values as Python values."""
 
-    table: Table                # the table definition in force (the event's value schema)
+    table: DemoTable            # the table definition in force (the event's value schema)
     op: str
     before: Row | None
     after: Row | None
@@ -48,7 +48,7 @@ class RowChange:
 
 @dataclass
 class DdlChange:
-    table: Table                # the definition after the statement
+    table: DemoTable            # the definition after the statement
     ddl: str
     kind: str                   # CREATE | ALTER
 
@@ -85,7 +85,7 @@ class InventoryDatabase:
     """The in-memory inventory database: table definitions and rows keyed by primary key tuple."""
 
     def __init__(self) -> None:
-        self.tables: dict[str, Table] = inventory_tables()
+        self.tables: dict[str, DemoTable] = inventory_tables()
         self.rows: dict[str, dict[tuple[Any, ...], Row]] = {name: {} for name in self.tables}
         self.next_id: dict[str, int] = {name: t.auto_increment_start for name, t in self.tables.items()}
         for name, rows in TUTORIAL_ROWS.items():
@@ -131,7 +131,7 @@ class InventoryDatabase:
         return [RowChange(definition, "d", dict(before), None, pk_change=True),
                 RowChange(definition, "c", None, dict(after), pk_change=True)]
 
-    def add_column(self, table: str, column: Column) -> DdlChange:
+    def add_column(self, table: str, column: DemoColumn) -> DdlChange:
         definition = self.tables[table].clone()
         definition.add_column(column)
         self.tables[table] = definition
@@ -368,7 +368,7 @@ class Workload:
 
     def _add_phone_column(self) -> list[Transaction]:
         self.has_phone = True
-        return [self._ddl(self.db.add_column("customers", Column("phone", "VARCHAR", 32, optional=True)))]
+        return [self._ddl(self.db.add_column("customers", DemoColumn("phone", "VARCHAR", 32, optional=True)))]
 
     def _rename_description(self) -> list[Transaction]:
         self.description_column = "details"

@@ -8,7 +8,8 @@ order. Every event type exposes `topic`, `key_schema`, `key`, `value_schema` and
 
 Envelope fields (schema order, Debezium 3.6.3's relational connectors): before, after, source,
 transaction (null unless provide.transaction.metadata), op, ts_ms, ts_us, ts_ns; the Envelope struct has
-version 2. MongoDB keeps seed 003's layout: after, patch (io.debezium.data.Json strings), source, op
+version 2. MongoDB keeps the layout of Debezium's MongoDB connector documentation
+(tests/golden/mongodb.json): after, patch (io.debezium.data.Json strings), source, op
 (optional), ts_ms.
 """
 
@@ -27,7 +28,7 @@ from ingest.events.source_info import CONNECTORS, SOURCE_SCHEMAS, check_connecto
 
 OPS = ("c", "u", "d", "r", "t")
 
-# Envelope ts_us/ts_ns present by default: every 3.x relational connector has them; MongoDB's seed layout not.
+# Envelope ts_us/ts_ns present by default: every 3.x relational connector has them; MongoDB's documented layout not.
 TS_US_NS_DEFAULT = {"sqlserver": True, "oracle": True, "mysql": True, "mariadb": True, "postgresql": True,
                     "mongodb": False}
 ENVELOPE_VERSION = 2
@@ -146,7 +147,7 @@ def mongodb_table_schemas(
     provide_transaction_metadata: bool = False,
     name_adjustment: str = "none",
 ) -> TableSchemas:
-    """MongoDB (S003 layout): key {id: string} (the _id in strict extended JSON); envelope after and patch
+    """MongoDB (the documented layout): key {id: string} (the _id in strict extended JSON); envelope after and patch
     as io.debezium.data.Json strings, source, op (optional), ts_ms."""
     topic = tp.data_topic("mongodb", prefix, db=db, table=collection)
     key_schema = cs.struct([("id", cs.string())], False, name=tp.key_schema_name(topic, name_adjustment))
@@ -197,10 +198,6 @@ class ChangeEvent:
     @property
     def topic(self) -> str:
         return self.table.topic
-
-    @property
-    def is_tombstone(self) -> bool:
-        return self.op is None
 
     @property
     def key_schema(self) -> cs.Schema | None:
@@ -528,8 +525,8 @@ HEARTBEAT_VALUE_SCHEMA = cs.struct([("ts_ms", cs.int64())], False, name="io.debe
 
 @dataclass
 class HeartbeatEvent:
-    """Key {serverName: topic.prefix}, value {ts_ms}, on __debezium-heartbeat.<prefix> (the seeds give only
-    the topic; this record layout is upstream Debezium's Heartbeat)."""
+    """Key {serverName: topic.prefix}, value {ts_ms}, on __debezium-heartbeat.<prefix> (Debezium's documentation
+    gives only the topic; this record layout is upstream Debezium's Heartbeat)."""
 
     prefix: str
     ts_ms: int
@@ -568,7 +565,8 @@ def _transaction_value_schema() -> cs.Schema:
     ], False, name="io.debezium.connector.common.TransactionMetadataValue", version=1)
 
 
-# The seeds show older layouts (SQL Server 1.2 without ts_ms, ts_ms after id): docs/events.md.
+# Debezium's documentation examples (tests/golden) show older layouts (SQL Server 1.2 without ts_ms, ts_ms after
+# id): docs/events.md.
 TRANSACTION_VALUE_SCHEMAS = {c: _transaction_value_schema() for c in CONNECTORS}
 
 

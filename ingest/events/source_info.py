@@ -5,7 +5,7 @@ jars (sqlserver, oracle, mysql, postgresql, mongodb): the common head version, c
 snapshot, db, sequence, ts_us, ts_ns, then the connector's own fields. MariaDB (no connector jar in the
 3.6.3 wheel) has the MySQL layout: Debezium 3.x's MariaDbSourceInfoStructMaker is the binlog connectors'
 shared struct maker (BinlogSourceInfoStructMaker) under the name io.debezium.connector.mariadb.Source.
-docs/events.md lists where the seeds' older examples differ.
+docs/events.md lists where the older examples of Debezium's documentation (tests/golden) differ.
 
 `VERSION` is source.version of every lakecdc connector (one constant; Debezium writes its own release).
 
@@ -84,7 +84,6 @@ SOURCE_SCHEMAS: dict[str, cs.Schema] = {
     c: cs.struct(_FIELDS[c], False, name=SOURCE_SCHEMA_NAMES[c], version=1) for c in CONNECTORS
 }
 SOURCE_FIELDS: dict[str, tuple[str, ...]] = {c: tuple(n for n, _ in _FIELDS[c]) for c in CONNECTORS}
-SNAPSHOT_IS_ENUM: dict[str, bool] = {c: dict(_FIELDS[c])["snapshot"] is SNAPSHOT_ENUM for c in CONNECTORS}
 
 
 def check_connector(connector: str) -> str:

@@ -1,8 +1,8 @@
 """Debezium topic and schema naming, per connector.
 
-Data topics (the seeds' defaults; `topic.delimiter` is ".")::
+Data topics (the defaults of Debezium's connector documentation; `topic.delimiter` is ".")::
 
-    sqlserver   <prefix>.<schema>.<table>   (S000/S003; include_database=True gives the Debezium 2.x
+    sqlserver   <prefix>.<schema>.<table>   (Debezium 1.x; include_database=True gives the 2.x
                                              multi-database form <prefix>.<db>.<schema>.<table>)
     oracle      <prefix>.<schema>.<table>
     postgresql  <prefix>.<schema>.<table>

@@ -12,13 +12,13 @@ from ingest.quality.discover import Lakehouse
 from ingest.quality.generate import default_suites, write_defaults
 from ingest.quality.plan import build_plan
 from ingest.quality.report import write_report
-from ingest.quality.runner import Runner, RunResult
+from ingest.quality.runner import QualityRunResult, Runner
 from ingest.quality.suites import load_settings, load_suites
 
 
 @dataclass
 class QualityRun:
-    result: RunResult
+    result: QualityRunResult
     report_dir: Path
     index: Path
     generated: list[Path]

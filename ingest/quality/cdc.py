@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ingest.quality.checks import Batch
+from ingest.quality.checks import ValidationBatch
 from ingest.quality.discover import Lakehouse
 from ingest.quality.suites import ExpectationSpec, SuiteSpec
 from ingest.sqlutil import quote_ident
@@ -124,7 +124,7 @@ def _silver_live_keys(lake: Lakehouse, suite: SuiteSpec) -> DataFrame:
     return df.select(*[_c(k).cast("string").alias(k) for k in suite.key]).distinct()  # duplicates: unique check
 
 
-def reconciliation_batch(lake: Lakehouse, suite: SuiteSpec, check: dict[str, Any]) -> Batch | None:
+def reconciliation_batch(lake: Lakehouse, suite: SuiteSpec, check: dict[str, Any]) -> ValidationBatch | None:
     if suite.kind != "current" or not suite.key or not suite.source or not suite.table_id:
         return None
     if not lake.exists(lake.bronze(suite.source, "events")):
@@ -148,13 +148,13 @@ def reconciliation_batch(lake: Lakehouse, suite: SuiteSpec, check: dict[str, Any
                    f"(source {suite.source}) is not a delete")
     exp = _cdc("expect_column_pair_values_to_be_equal", check["severity"], description,
                column_A="silver_live_keys", column_B="bronze_live_keys")
-    return Batch(suite=suite.name, name="reconciliation", frame=frame, expectations=[exp], samplers={0: offending},
-                 aggregate=True)
+    return ValidationBatch(suite=suite.name, name="reconciliation", frame=frame, expectations=[exp],
+                           samplers={0: offending}, aggregate=True)
 
 
 # --- per source: freshness and lag, rejects, schema-history parse errors -------------------------------
 
-def freshness_batch(lake: Lakehouse, source: str, settings: dict[str, Any]) -> Batch | None:
+def freshness_batch(lake: Lakehouse, source: str, settings: dict[str, Any]) -> ValidationBatch | None:
     fresh, lag = settings["checks"]["freshness"], settings["checks"]["lag"]
     if not (fresh["enabled"] or lag["enabled"]):
         return None
@@ -200,11 +200,11 @@ def freshness_batch(lake: Lakehouse, source: str, settings: dict[str, Any]) -> B
         exps.append(_cdc("expect_column_values_to_be_between", lag["severity"],
                          f"source {source}: capture lag of the latest batch at most {lag['max_lag_seconds']} s",
                          column="lag_seconds", min_value=None, max_value=float(lag["max_lag_seconds"])))
-    return Batch(suite=f"cdc.{source}", name="freshness", frame=frame, expectations=exps, samplers=samplers,
-                 aggregate=True)
+    return ValidationBatch(suite=f"cdc.{source}", name="freshness", frame=frame, expectations=exps,
+                           samplers=samplers, aggregate=True)
 
 
-def rejects_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> Batch | None:
+def rejects_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> ValidationBatch | None:
     table = lake.bronze(source, "rejects")
     if not check["enabled"] or not lake.exists(table):
         return None
@@ -221,10 +221,10 @@ def rejects_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> Batch 
     exp = _cdc("expect_table_row_count_to_be_between", check["severity"],
                f"source {source}: at most {check['max_count']} rejected inputs in bronze",
                min_value=0, max_value=int(check["max_count"]))
-    return Batch(suite=f"cdc.{source}", name="rejects", frame=frame, expectations=[exp], samplers={0: latest})
+    return ValidationBatch(suite=f"cdc.{source}", name="rejects", frame=frame, expectations=[exp], samplers={0: latest})
 
 
-def parse_errors_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> Batch | None:
+def parse_errors_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> ValidationBatch | None:
     table = lake.bronze(source, "schema_history")
     if not check["enabled"] or not lake.exists(table):
         return None
@@ -246,10 +246,11 @@ def parse_errors_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> B
                f"source {source}: every captured DDL statement was parsed into the schema history",
                column=PARSE_COLUMN)
     index = ["table_id", "version"]
-    return Batch(suite=f"cdc.{source}", name="schema_history", frame=frame, expectations=[exp], index_columns=index)
+    return ValidationBatch(suite=f"cdc.{source}", name="schema_history", frame=frame, expectations=[exp],
+                           index_columns=index)
 
 
-def type_changes_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> Batch | None:
+def type_changes_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> ValidationBatch | None:
     """Columns whose type changed in a way that makes the source convert its stored values without change events
     (ingest.schema.conversions): silver keeps its own cast of the old values for the rows not changed since,
     which may differ (e.g. PostgreSQL `ALTER COLUMN ... TYPE integer USING length(name)`)."""
@@ -270,4 +271,5 @@ def type_changes_batch(lake: Lakehouse, source: str, check: dict[str, Any]) -> B
                f"source {source}: no column changed type in a way that converts stored values (the source "
                f"rewrites them without change events: re-snapshot the table)",
                min_value=0, max_value=0)
-    return Batch(suite=f"cdc.{source}", name="type_changes", frame=frame, expectations=[exp], samplers={0: frame})
+    return ValidationBatch(suite=f"cdc.{source}", name="type_changes", frame=frame, expectations=[exp],
+                           samplers={0: frame})

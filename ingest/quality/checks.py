@@ -1,4 +1,4 @@
-"""What gets validated: a `Batch` is one Spark DataFrame plus the great-expectations expectations run on
+"""What gets validated: a `ValidationBatch` is one Spark DataFrame plus the great-expectations expectations run on
 it; a report suite groups the batches of one table (or of one source, for the source-level CDC checks)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ Sampler = Callable[[], "DataFrame"]
 
 
 @dataclass
-class Batch:
+class ValidationBatch:
     suite: str                       # report suite this batch belongs to
     name: str                        # batch name within the suite: table, reconciliation, freshness, ...
     frame: Callable[[], DataFrame]   # lazily built, so a missing table becomes a reported error
@@ -45,4 +45,4 @@ class SuiteInfo:
     table: str | None
     kind: str
     file: str | None  # suite file relative to the project, or None (generated default / CDC checks)
-    batches: list[Batch] = field(default_factory=list)
+    batches: list[ValidationBatch] = field(default_factory=list)

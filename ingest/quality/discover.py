@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ingest.bronze.contract import table_name
-from ingest.sqlutil import qualified, quote_literal
+from ingest.sqlutil import qualified
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -176,7 +176,3 @@ def source_tables(lake: Lakehouse) -> list[SourceTable]:
 def _key_flag(col: Any) -> bool:
     data = col.asDict() if hasattr(col, "asDict") else col
     return bool(isinstance(data, dict) and (data.get("key") or data.get("is_key") or data.get("key_flag")))
-
-
-def table_id_filter(table_id: str) -> str:
-    return f"table_id = {quote_literal(table_id)}"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ingest.config import SourceSettings
 from ingest.quality import cdc
-from ingest.quality.checks import Batch, SuiteInfo
+from ingest.quality.checks import SuiteInfo, ValidationBatch
 from ingest.quality.discover import Lakehouse
 from ingest.quality.samples import offending_frame
 from ingest.quality.source_values import source_values_batch
@@ -40,7 +40,7 @@ UNIQUENESS = {"expect_column_values_to_be_unique": "column", "expect_compound_co
 ROWS_PER_KEY = "_lakecdc_rows"
 
 
-def unique_batch(suite: SuiteSpec, df: DataFrame, spec: ExpectationSpec) -> Batch:
+def unique_batch(suite: SuiteSpec, df: DataFrame, spec: ExpectationSpec) -> ValidationBatch:
     """Uniqueness evaluated on a GROUP BY of the key (great-expectations' Spark rule is a window count over
     the whole table, ~10x slower): every key's row count must be at most 1. Reported as the suite's own
     expectation; the duplicated keys appear in the GX Data Docs, the duplicated rows in the sample."""
@@ -53,12 +53,12 @@ def unique_batch(suite: SuiteSpec, df: DataFrame, spec: ExpectationSpec) -> Batc
         type="expect_column_values_to_be_between", kwargs={"column": ROWS_PER_KEY, "max_value": 1},
         severity=spec.severity, origin=spec.origin,
         description=f"({', '.join(columns)}) is unique: no key occurs in more than one row")
-    return Batch(suite=suite.name, name="unique_" + "_".join(columns), frame=lambda: grouped,
-                 expectations=[stand_in], index_columns=columns, samplers={0: lambda: offending_frame(df, spec)},
-                 stands_for={0: spec})
+    return ValidationBatch(suite=suite.name, name="unique_" + "_".join(columns), frame=lambda: grouped,
+                           expectations=[stand_in], index_columns=columns,
+                           samplers={0: lambda: offending_frame(df, spec)}, stands_for={0: spec})
 
 
-def table_batches(lake: Lakehouse, suite: SuiteSpec, settings: dict[str, Any]) -> list[Batch]:
+def table_batches(lake: Lakehouse, suite: SuiteSpec, settings: dict[str, Any]) -> list[ValidationBatch]:
     try:
         df, extra = _table_frame(lake, suite, settings)
     except Exception as exc:  # a missing table becomes a reported error of this suite, not a crash
@@ -67,12 +67,12 @@ def table_batches(lake: Lakehouse, suite: SuiteSpec, settings: dict[str, Any]) -
         def frame() -> DataFrame:
             raise error
 
-        return [Batch(suite=suite.name, name="table", frame=frame, expectations=list(suite.expectations))]
+        return [ValidationBatch(suite=suite.name, name="table", frame=frame, expectations=list(suite.expectations))]
     row_rules = [e for e in suite.expectations if e.type not in UNIQUENESS]
     # no index columns on the table batch: great-expectations would run one more full-table query per
     # expectation to list unexpected keys, and the report's samples already show the whole offending rows
-    batches = [Batch(suite=suite.name, name="table", frame=lambda: df, expectations=[*row_rules, *extra],
-                     order_by=suite.key)]
+    batches = [ValidationBatch(suite=suite.name, name="table", frame=lambda: df, expectations=[*row_rules, *extra],
+                               order_by=suite.key)]
     batches.extend(unique_batch(suite, df, e) for e in suite.expectations if e.type in UNIQUENESS)
     return batches
 

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ingest.quality.runner import Outcome, RunResult, SuiteResult
+from ingest.quality.runner import Outcome, QualityRunResult, SuiteResult
 
 STATUS_LABEL = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
 CSS = """
@@ -75,7 +75,7 @@ def _defined_in(suite: SuiteResult) -> str:
     return suite.file or "generated default (not saved: lakecdc quality --generate)"
 
 
-def run_counts(run: RunResult) -> dict[str, int]:
+def run_counts(run: QualityRunResult) -> dict[str, int]:
     """Suites by status and expectations by result: the index headline, summary.json and history.jsonl."""
     suites = {status: sum(s.status == status for s in run.suites) for status in ("pass", "warn", "fail")}
     totals = [_counts(s) for s in run.suites]
@@ -85,7 +85,7 @@ def run_counts(run: RunResult) -> dict[str, int]:
             "expectations_failed": sum(t[2] for t in totals)}
 
 
-def _trend(run: RunResult, previous: dict[str, Any] | None) -> str:
+def _trend(run: QualityRunResult, previous: dict[str, Any] | None) -> str:
     """What changed since the previous kept run: suites newly failing or warning, suites fixed."""
     if previous is None:
         return "first run: no earlier run to compare with"
@@ -104,7 +104,7 @@ def _trend(run: RunResult, previous: dict[str, Any] | None) -> str:
     return f"{since}: " + ("; ".join(parts) if parts else "no suite changed status")
 
 
-def _index(run: RunResult, previous: dict[str, Any] | None) -> str:
+def _index(run: QualityRunResult, previous: dict[str, Any] | None) -> str:
     overall = overall_status(run)
     c = run_counts(run)
     rows = []
@@ -134,7 +134,7 @@ def _sample_table(sample: dict[str, Any]) -> str:
     return f"<div class='scroll'><table class='sample'><tr>{head}</tr>{rows}</table></div>"
 
 
-def _suite_page(suite: SuiteResult, run: RunResult) -> str:
+def _suite_page(suite: SuiteResult, run: QualityRunResult) -> str:
     rows, details = [], []
     rank = {"fail": 0, "warn": 1, "pass": 2}  # failures first, then warnings, each in suite order
     for n, o in enumerate(sorted(suite.outcomes, key=lambda o: rank[_outcome_status(o)])):
@@ -180,13 +180,13 @@ def _history_page(history: list[dict[str, Any]]) -> str:
     return _page("Run history", body)
 
 
-def overall_status(run: RunResult) -> str:
+def overall_status(run: QualityRunResult) -> str:
     """One word for the run, the same in the index page, summary.json, history and the CLI: fail (the exit
     code says so), warn (no failure, some suite warned), pass."""
     return "fail" if run.exit_code else ("warn" if any(s.status == "warn" for s in run.suites) else "pass")
 
 
-def summary_dict(run: RunResult, docs_index: str | None) -> dict[str, Any]:
+def summary_dict(run: QualityRunResult, docs_index: str | None) -> dict[str, Any]:
     return {
         "run_id": run.run_id, "started_at": run.started_at, "duration_s": round(run.duration_s, 3),
         "status": overall_status(run), "exit_code": run.exit_code, "data_docs": docs_index,
@@ -197,7 +197,7 @@ def summary_dict(run: RunResult, docs_index: str | None) -> dict[str, Any]:
     }
 
 
-def write_report(run: RunResult, report_dir: Path, docs_index: str | None, keep_runs: int) -> Path:
+def write_report(run: QualityRunResult, report_dir: Path, docs_index: str | None, keep_runs: int) -> Path:
     """Write every page and the JSON files; returns the index page."""
     (report_dir / "suites").mkdir(parents=True, exist_ok=True)
     (report_dir / "runs").mkdir(exist_ok=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ingest.quality.checks import Batch, SuiteInfo
+from ingest.quality.checks import SuiteInfo, ValidationBatch
 from ingest.quality.samples import json_safe, offending_frame, sample_rows
 from ingest.quality.suites import ExpectationSpec
 
@@ -61,7 +61,7 @@ class SuiteResult:
 
 
 @dataclass
-class RunResult:
+class QualityRunResult:
     run_id: str
     started_at: str
     duration_s: float
@@ -107,7 +107,7 @@ def _describe(spec: ExpectationSpec) -> str:
     return f"{words} ({args})" if args else words
 
 
-def _error_outcomes(batch: Batch, message: str) -> list[Outcome]:
+def _error_outcomes(batch: ValidationBatch, message: str) -> list[Outcome]:
     specs = [batch.stands_for.get(i, e) for i, e in enumerate(batch.expectations)]
     return [Outcome(batch.suite, batch.name, e.type, e.kwargs, e.severity, e.origin, _describe(e), False,
                     error=message) for e in specs]
@@ -157,7 +157,7 @@ class Runner:
         except (KeyError, LookupError, ValueError):
             return asset.add_batch_definition_whole_dataframe("whole")
 
-    def validate(self, batch: Batch) -> list[Outcome]:
+    def validate(self, batch: ValidationBatch) -> list[Outcome]:
         if not batch.expectations:
             return []
         try:
@@ -189,7 +189,7 @@ class Runner:
         missing = _error_outcomes(batch, "great-expectations returned no result for this expectation")
         return [o if o is not None else missing[i] for i, o in enumerate(outcomes)]
 
-    def _outcome(self, batch: Batch, i: int, r: Any, df: Any) -> Outcome:
+    def _outcome(self, batch: ValidationBatch, i: int, r: Any, df: Any) -> Outcome:
         spec = batch.stands_for.get(i, batch.expectations[i])
         res = r.result or {}
         error = None
@@ -206,7 +206,8 @@ class Runner:
             out.sample = self._sample(batch, i, batch.expectations[i], df, res)
         return out
 
-    def _sample(self, batch: Batch, i: int, spec: ExpectationSpec, df: Any, res: dict[str, Any]) -> dict | None:
+    def _sample(self, batch: ValidationBatch, i: int, spec: ExpectationSpec, df: Any,
+                res: dict[str, Any]) -> dict | None:
         try:
             sampler = batch.samplers.get(i)
             frame = sampler() if sampler else offending_frame(df, spec)
@@ -222,7 +223,7 @@ class Runner:
         columns = list(rows[0].keys()) if isinstance(rows[0], dict) else ["value"]
         return {"columns": columns, "rows": [[json_safe(row.get(c)) for c in columns] for row in rows]}
 
-    def run(self, plan: list[SuiteInfo]) -> RunResult:
+    def run(self, plan: list[SuiteInfo]) -> QualityRunResult:
         began = time.perf_counter()
         suites = []
         for info in plan:
@@ -230,10 +231,10 @@ class Runner:
             for batch in info.batches:
                 result.outcomes.extend(self.validate(batch))
             suites.append(result)
-        return RunResult(run_id=self.run_name, started_at=self.started_at.isoformat(timespec="seconds"),
-                         duration_s=time.perf_counter() - began, suites=suites)
+        return QualityRunResult(run_id=self.run_name, started_at=self.started_at.isoformat(timespec="seconds"),
+                                duration_s=time.perf_counter() - began, suites=suites)
 
-    def build_data_docs(self, run: RunResult, keep_runs: int) -> str | None:
+    def build_data_docs(self, run: QualityRunResult, keep_runs: int) -> str | None:
         """Render this run's validation pages and the GX index; drop runs beyond the retention."""
         from great_expectations.data_context.types.resource_identifiers import ExpectationSuiteIdentifier
 

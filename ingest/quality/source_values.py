@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ingest.config import SourceSettings
 from ingest.errors import LakecdcError
-from ingest.quality.checks import Batch
+from ingest.quality.checks import ValidationBatch
 from ingest.quality.discover import Lakehouse
 from ingest.quality.suites import ExpectationSpec, SuiteSpec
 from ingest.sqlutil import quote_ident, quote_source_ident
@@ -156,7 +156,7 @@ def compare_table(lake: Lakehouse, suite: SuiteSpec, settings: SourceSettings, b
 
 
 def source_values_batch(lake: Lakehouse, suite: SuiteSpec, check: dict[str, Any],
-                        sources: dict[str, SourceSettings], base_dir: Path | None) -> Batch | None:
+                        sources: dict[str, SourceSettings], base_dir: Path | None) -> ValidationBatch | None:
     if suite.kind != "current" or not suite.key or not suite.source or not suite.table_id:
         return None
     settings = sources.get(suite.source)
@@ -192,5 +192,5 @@ def source_values_batch(lake: Lakehouse, suite: SuiteSpec, check: dict[str, Any]
                           kwargs={"column": "rows_differing", "min_value": 0, "max_value": 0},
                           description=f"{suite.table} equals {suite.table_id} in source {suite.source}, key by key "
                                       f"and value by value")
-    return Batch(suite=suite.name, name="source_values", frame=frame, expectations=[exp], samplers={0: offending},
-                 aggregate=True)
+    return ValidationBatch(suite=suite.name, name="source_values", frame=frame, expectations=[exp],
+                           samplers={0: offending}, aggregate=True)

@@ -48,11 +48,10 @@ class ColumnSpec:
     identity: bool = False                # SQL Server IDENTITY / GENERATED ... AS IDENTITY
     generation_expression: str | None = None
     primary_key: bool = False
-    unique: bool = False                  # an inline UNIQUE [KEY] (MySQL: may become the key, interpreter.create)
+    unique: bool = False                  # an inline UNIQUE [KEY] (MySQL: may become the key, create_table.py)
     charset: str | None = None
     collation: str | None = None
     comment: str | None = None
-    binary_collation: bool = False
     position: tuple[str, str | None] | None = None  # ("FIRST", None) or ("AFTER", column)
     written: set[str] = field(default_factory=set)  # which attributes appeared (Oracle MODIFY is partial)
     prebuilt: Column | None = None        # a column copied from another table (PostgreSQL LIKE)
@@ -73,7 +72,7 @@ class ColumnSpec:
         type_name = info.type_name
         auto = self.auto_increment or info.implied_auto_increment
         nullable = self.nullable if self.nullable is not None else True
-        # Oracle: the key's NOT NULL is added (and undone) by the table (see SchemaState._fix_pk)
+        # Oracle: the key's NOT NULL is added (and undone) by the table (see Statement.fix_primary_key)
         if info.implied_not_null or (self.primary_key and dialect != "oracle") or self.default_on_null or (
                 self.identity and dialect in ("tsql", "postgres", "oracle")):
             nullable = False
@@ -217,8 +216,7 @@ def _read_type(cur: Cursor, dialect: str, spec: ColumnSpec) -> None:
                 spec.charset = "latin1"
             elif word == "UNICODE":
                 spec.charset = "ucs2"
-            else:
-                spec.binary_collation = True
+            # BINARY: the character set's binary collation, which the schema history does not keep
         else:
             break
     spec.type_words = upper

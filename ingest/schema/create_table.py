@@ -1,13 +1,11 @@
-"""CREATE statements of the DDL interpreter: CREATE TABLE (columns, keys, LIKE, PARTITION OF, INHERITS, table
-options) and CREATE DATABASE / SCHEMA. A mixin of `ingest.schema.interpreter._Run` (one statement)."""
+"""The CREATE handler of the DDL interpreter: CREATE TABLE (columns, keys, LIKE, PARTITION OF, INHERITS, table
+options) and CREATE DATABASE / SCHEMA; CREATE of other objects (views, indexes, routines ...) is a no-op."""
 
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
-from ingest.errors import LakecdcError
 from ingest.schema.columns import (
     ColumnSpec,
     charset_of_collation,
@@ -25,16 +23,19 @@ from ingest.schema.model import (
     Table,
     TableId,
 )
+from ingest.schema.statement import Statement
 from ingest.schema.tokens import DdlSyntaxError
-from ingest.schema.types import TypeError_, resolve_type
-
-_PG_SAFE_IDENT = re.compile(r"[a-z_][a-z0-9_]*")
 
 
-class CreateStatements:
-    """CREATE TABLE / DATABASE / SCHEMA; uses the names, cursor and commit helpers of _Run."""
+class CreateStatement(Statement):
+    """CREATE [OR REPLACE] [TEMPORARY ...] TABLE / DATABASE / SCHEMA / other objects."""
 
-    def create(self) -> list[Change]:
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._unique_keys: list[list[tuple[str, bool]]] = []  # MySQL: unique keys in order (_unique_as_primary_key)
+        self._mysql_key_prefixes: dict[str, bool] = {}  # MySQL: primary key column -> has a prefix length
+
+    def apply(self) -> list[Change]:
         cur = self.cur
         cur.expect("CREATE")
         cur.accept("OR", "REPLACE")
@@ -66,27 +67,11 @@ class CreateStatements:
             cur.next()
         name = self.name()
         if self.mysql:
-            charset = self._charset_options() or self.state.server_charset
+            charset = self.charset_options() or self.state.server_charset
             existing = self.state.databases.get(name)
             if existing is None:
                 self.state.databases[name] = DatabaseInfo(name, charset)
         return [Change(kind=DATABASE, statement=self.text, database=name, detail=f"CREATE {kind}")]
-
-    def _charset_options(self) -> str | None:
-        """[DEFAULT] CHARACTER SET [=] x / CHARSET x / COLLATE x anywhere in the rest of the statement."""
-        cur = self.cur
-        charset = None
-        collation = None
-        while not cur.done():
-            if cur.accept("CHARACTER", "SET") or cur.accept("CHARSET") or cur.accept("CHAR", "SET"):
-                cur.accept_op("=")
-                charset = cur.next().text.lower()
-            elif cur.accept("COLLATE"):
-                cur.accept_op("=")
-                collation = cur.next().text.lower()
-            else:
-                cur.next()
-        return charset or charset_of_collation(collation)
 
     def create_table(self, temporary: bool) -> list[Change]:
         cur = self.cur
@@ -106,11 +91,11 @@ class CreateStatements:
             wrapped = cur.accept_op("(")
             if wrapped:
                 cur.expect("LIKE")
-            like = self._existing(self.read_other_table())
+            like = self.existing(self.read_other_table())
             if wrapped:
                 cur.expect_op(")")
         elif cur.accept("PARTITION", "OF"):
-            like = self._existing(self.read_other_table())
+            like = self.existing(self.read_other_table())
             partition_of = like.id
         if like is not None:
             table = like.copy()
@@ -127,7 +112,7 @@ class CreateStatements:
                 s.type_words or s.prebuilt for s in specs))):
             raise DdlSyntaxError("CREATE TABLE ... AS SELECT without column definitions: the column types "
                                  "come from the query, which a DDL parser cannot know")
-        parents = [self._existing(p) for p in options.get("inherits", [])]
+        parents = [self.existing(p) for p in options.get("inherits", [])]
         if like is None and not specs and not parents:
             raise DdlSyntaxError("CREATE TABLE without columns")
         if like is None:
@@ -142,7 +127,7 @@ class CreateStatements:
             table.comment = options["comment"]
         if self.mysql and options.get("charset") and like is None:
             table.default_charset = options["charset"]
-        self._fix_pk(table)
+        self.fix_primary_key(table)
         if self.mysql and like is None:  # a BLOB/TEXT key column needs a prefix length
             for name in table.primary_key:
                 check_mysql_key_part(table.column(name), self._mysql_key_prefixes.get(name.lower(), False))
@@ -150,24 +135,15 @@ class CreateStatements:
         replaced = self.state.tables.get(tid)
         changes = []
         if replaced is not None:  # CREATE OR REPLACE TABLE
-            changes.append(self._commit_drop(tid))
+            changes.append(self.commit_drop(tid))
         table.version = self.state.next_version(tid)
         self.state.tables[tid] = table
         changes.append(Change(kind=CREATE, statement=self.text, table_id=tid, table=table.copy()))
         return changes
 
-    def read_other_table(self) -> TableId:
-        return self.table_id(self.cur.dotted())
-
-    def _existing(self, tid: TableId) -> Table:
-        table = self.lookup(tid)
-        if table is None:
-            raise DdlSyntaxError(f"table {tid} is not in the schema history")
-        return table
-
     def _table_elements(self, table: Table, specs: list[ColumnSpec]) -> None:
         cur = self.cur
-        self._unique_keys: list[list[tuple[str, bool]]] = []  # MySQL: unique keys in order (_unique_as_primary_key)
+        self._unique_keys = []
         cur.expect_op("(")
         while True:
             self._table_element(table, specs)
@@ -187,7 +163,7 @@ class CreateStatements:
             cur.i += 2
             while not cur.at_op("("):
                 cur.next()  # USING BTREE, CLUSTERED, index name
-            if table.primary_key and self.dialect in ("mysql", "mariadb", "postgres"):
+            if table.primary_key and self.hooks.one_primary_key:
                 raise DdlSyntaxError(f"table {table.id} has two primary keys")
             parts = parse_key_parts(cur, self.fold)
             table.primary_key = [name for name, _ in parts]
@@ -204,13 +180,13 @@ class CreateStatements:
             cur.skip_to_comma()
             return
         if cur.at_any(("UNIQUE", "FOREIGN", "CHECK", "EXCLUDE", "FULLTEXT", "SPATIAL")) or \
-                (cur.at_any(("KEY", "INDEX")) and self._looks_like_index()) or cur.at("PERIOD", "FOR") or \
+                (cur.at_any(("KEY", "INDEX")) and self.looks_like_index()) or cur.at("PERIOD", "FOR") or \
                 cur.at("SUPPLEMENTAL", "LOG") or constraint_name is not None:
             cur.skip_to_comma()
             return
         if cur.at("LIKE") and self.dialect == "postgres":
             cur.next()
-            like = self._existing(self.read_other_table())
+            like = self.existing(self.read_other_table())
             options = self._like_options()
             for col in like.columns:
                 specs.append(_spec_from_column(col, options))
@@ -257,19 +233,6 @@ class CreateStatements:
             options = options | names if including else options - names
         return options
 
-    def _looks_like_index(self) -> bool:
-        # KEY/INDEX followed by a name or '(' is an index; a column named `key` would be quoted in practice
-        nxt = self.cur.peek(1)
-        return nxt is not None and (nxt.kind == "op" and nxt.text == "(" or nxt.kind in ("word", "ident")) and \
-            not (nxt.kind == "word" and self._is_type_word(nxt.upper))
-
-    def _is_type_word(self, word: str) -> bool:
-        try:
-            resolve_type(self.dialect, [word], ["1"] if word in ("VARCHAR", "VARBINARY", "VARCHAR2") else [])
-            return True
-        except (TypeError_, LakecdcError):
-            return False
-
     def _table_options(self) -> dict[str, Any]:
         cur = self.cur
         opts: dict[str, Any] = {}
@@ -312,12 +275,12 @@ class CreateStatements:
             if col.name.lower() in names:
                 raise DdlSyntaxError(f"duplicate column {col.name}")
             names.add(col.name.lower())
-            self._serial_default(table, col)
+            self.serial_default(table, col)
             table.columns.append(col)
             if spec.default_constraint:
                 table.default_constraints[spec.default_constraint.lower()] = col.name
             if spec.primary_key:
-                if table.primary_key and self.dialect in ("mysql", "mariadb", "postgres"):
+                if table.primary_key and self.hooks.one_primary_key:
                     raise DdlSyntaxError(f"table {table.id} has two primary keys")
                 table.primary_key = [col.name]
                 table.primary_key_name = spec.constraint_name
@@ -329,29 +292,6 @@ class CreateStatements:
         if all(c is not None and not c.nullable for c in columns):
             table.primary_key = [c.name for c in columns]  # type: ignore[union-attr]
             self._mysql_key_prefixes = {name.lower(): prefix for name, prefix in parts}
-
-    def _serial_default(self, table: Table, col: Column) -> None:
-        """A serial column's default: nextval of the sequence <table>_<column>_seq, owned by the table; names
-        are printed as PostgreSQL quotes them ('"t_Col_seq"')."""
-        if col.default == "nextval" and self.dialect == "postgres":
-            schema = "" if table.id.schema in (None, "public") else f"{pg_quote_ident(table.id.schema)}."
-            sequence = f"{table.id.table}_{col.name}_seq"
-            col.default = f"nextval('{schema}{pg_quote_ident(sequence)}'::regclass)"
-            table.owned_sequences[sequence] = col.name
-
-    def _fix_pk(self, table: Table) -> None:
-        resolved = []
-        for name in table.primary_key:
-            col = table.column(name)
-            if col is None:
-                raise DdlSyntaxError(f"primary key column {name} does not exist")
-            if col.nullable and self.dialect == "oracle" and col.name not in table.pk_implied_not_null:
-                table.pk_implied_not_null.append(col.name)
-            col.nullable = False
-            resolved.append(col.name)
-        table.primary_key = resolved
-        if table.primary_key and table.primary_key_name is None and self.dialect == "postgres":
-            table.primary_key_name = f"{table.id.table}_pkey"
 
 
 def _spec_from_column(col: Column, options: set[str]) -> ColumnSpec:
@@ -374,8 +314,3 @@ def _spec_from_column(col: Column, options: set[str]) -> ColumnSpec:
     spec = ColumnSpec(name=col.name, quoted=True, prebuilt=copied)
     spec.nullable = copied.nullable
     return spec
-
-
-def pg_quote_ident(name: str) -> str:
-    """An identifier as PostgreSQL prints it: quoted unless lower-case letters, digits and underscores."""
-    return name if _PG_SAFE_IDENT.fullmatch(name) else '"' + name.replace('"', '""') + '"'

@@ -1,8 +1,8 @@
-"""DROP / RENAME / TRUNCATE statements of the DDL interpreter, PostgreSQL SET search_path and SQL Server
-sp_rename. A mixin of `ingest.schema.interpreter._Run` (one statement)."""
+"""The DROP, RENAME and TRUNCATE handlers of the DDL interpreter, with SQL Server's EXEC sp_rename (a rename)."""
 
 from __future__ import annotations
 
+from ingest.schema.alter_table import rename_column
 from ingest.schema.keywords import NOOP_OBJECTS
 from ingest.schema.model import (
     DATABASE,
@@ -10,18 +10,19 @@ from ingest.schema.model import (
     Change,
     TableId,
 )
+from ingest.schema.statement import Statement
 from ingest.schema.tokens import DdlSyntaxError
 
 
-class DropRenameStatements:
-    """DROP TABLE / DATABASE, RENAME TABLE, TRUNCATE, SET search_path, EXEC sp_rename."""
+class DropStatement(Statement):
+    """DROP [TEMPORARY] TABLE (with PostgreSQL's partitions and owned sequences) / DATABASE / SCHEMA / other objects."""
 
-    def drop(self) -> list[Change]:
+    def apply(self) -> list[Change]:
         cur = self.cur
         cur.expect("DROP")
         temporary = cur.accept("TEMPORARY")
         if cur.at_any(("DATABASE", "SCHEMA")):
-            return self.drop_database()
+            return self._drop_database()
         if not cur.at("TABLE"):
             tok = cur.peek()
             if tok is not None and tok.upper in NOOP_OBJECTS | {"USER"}:
@@ -39,9 +40,9 @@ class DropRenameStatements:
             table = self.lookup(tid)
             if table is not None:
                 for dropped in [*(p for p in self._partitions(table.id) if p in self.state.tables), table.id]:
-                    self._dropped_sequences.update(self.state.tables[dropped].owned_sequences)
-                    changes.append(self._commit_drop(dropped))
-        changes.extend(self._drop_sequence_dependents())
+                    self.dropped_sequences.update(self.state.tables[dropped].owned_sequences)
+                    changes.append(self.commit_drop(dropped))
+        changes.extend(self.commit_sequence_dependents())
         return changes or [self.noop("DROP TABLE (no such table)")]
 
     def _partitions(self, parent: TableId) -> list[TableId]:
@@ -53,7 +54,7 @@ class DropRenameStatements:
                 out.append(tid)
         return out
 
-    def drop_database(self) -> list[Change]:
+    def _drop_database(self) -> list[Change]:
         cur = self.cur
         kind = cur.next().upper
         cur.accept("IF", "EXISTS")
@@ -65,7 +66,7 @@ class DropRenameStatements:
             for tid in sorted(self.state.tables):
                 in_scope = tid.database == name if self.mysql else tid.schema == name
                 if in_scope:
-                    changes.append(self._commit_drop(tid))
+                    changes.append(self.commit_drop(tid))
             if self.mysql:
                 self.state.databases.pop(name, None)
                 if self.state.current_database == name:
@@ -73,7 +74,11 @@ class DropRenameStatements:
             changes.append(Change(kind=DATABASE, statement=self.text, database=name, detail=f"DROP {kind}"))
         return changes
 
-    def rename(self) -> list[Change]:
+
+class RenameStatement(Statement):
+    """RENAME TABLE a TO b[, c TO d] (MySQL/MariaDB), RENAME a TO b (Oracle); RENAME USER is a no-op."""
+
+    def apply(self) -> list[Change]:
         cur = self.cur
         cur.expect("RENAME")
         if cur.at("USER"):
@@ -106,10 +111,14 @@ class DropRenameStatements:
         for old, new in pairs:
             table = self.state.tables[old].copy()
             table.id = new
-            changes.append(self._commit_alter(old, table))
+            changes.append(self.commit_alter(old, table))
         return changes
 
-    def truncate(self) -> list[Change]:
+
+class TruncateStatement(Statement):
+    """TRUNCATE [TABLE] [ONLY] t[, ...]: a TRUNCATE change per table, the catalog unchanged."""
+
+    def apply(self) -> list[Change]:
         cur = self.cur
         cur.expect("TRUNCATE")
         cur.accept("TABLE")
@@ -120,18 +129,11 @@ class DropRenameStatements:
             ids.append(self.read_table_id())
         return [Change(kind=TRUNCATE, statement=self.text, table_id=tid, table=self.lookup(tid)) for tid in ids]
 
-    def set_search_path(self) -> list[Change]:
-        cur = self.cur
-        cur.next()
-        cur.next()
-        cur.accept("TO") or cur.accept_op("=")
-        first = cur.next()
-        if first.kind in ("word", "ident", "string") and first.upper not in ("DEFAULT",):
-            self.default_schema = first.text if first.kind != "word" else first.text.lower()
-            self.state.default_schema = self.default_schema
-        return [self.noop("SET search_path")]
 
-    def tsql_exec(self) -> list[Change]:
+class TsqlExecStatement(Statement):
+    """SQL Server EXEC sp_rename 'table' | 'table.column', 'new'[, 'COLUMN']; other procedures are no-ops."""
+
+    def apply(self) -> list[Change]:
         cur = self.cur
         cur.next()
         parts = cur.dotted()
@@ -149,9 +151,9 @@ class DropRenameStatements:
         if objtype == "COLUMN":
             tid = self.table_id(obj_parts[:-1])
             self.target = tid
-            table = self._existing(tid).copy()
-            self._rename_column(table, obj_parts[-1][0], args[1])
-            return [self._commit_alter(tid, table)]
+            table = self.existing(tid).copy()
+            rename_column(table, obj_parts[-1][0], args[1])
+            return [self.commit_alter(tid, table)]
         if objtype in ("INDEX", "STATISTICS", "USERDATATYPE"):
             return [self.noop("sp_rename " + objtype)]
         tid = self.table_id(obj_parts)
@@ -161,4 +163,4 @@ class DropRenameStatements:
             return [self.noop("sp_rename (not a known table)")]
         table = original.copy()
         table.id = TableId(tid.database, tid.schema, args[1])
-        return [self._commit_alter(original.id, table)]
+        return [self.commit_alter(original.id, table)]

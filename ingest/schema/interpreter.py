@@ -1,13 +1,15 @@
 """The DDL interpreter: `SchemaState.apply(ddl, dialect, default_database)` applies one or more statements to
 an in-memory catalog and returns one `Change` per effect (see ingest/schema/__init__.py for the contract).
 
-Statements are tokenized with sqlglot's dialect tokenizer and read by our grammar, one module per statement kind:
-create_table.py, alter_table.py (PostgreSQL / Oracle / SQL Server), mysql_alter.py (MySQL/MariaDB ALTER TABLE,
-resolved against the table as it was), drop_rename.py, with column definitions in columns.py and literal defaults
-converted to the column type in defaults.py (sqlglot's own parser rejects or turns into opaque `Command`s many
-statements a binlog or redo log carries: MySQL RENAME TABLE, ALTER ... ADD COLUMN (a, b), MODIFY IF EXISTS,
-CONVERT TO, ALTER IGNORE, partition clauses, NATIONAL VARCHAR, POINT, INET6, PERSISTENT columns; Oracle storage
-clauses).
+Statements are tokenized with sqlglot's dialect tokenizer and read by our grammar, one handler per statement kind
+(`HANDLERS`, picked by the statement's first words): create_table.py, alter_table.py (the shared clauses, and one
+subclass per dialect), mysql_alter.py (MySQL/MariaDB ALTER TABLE, resolved against the table as it was),
+drop_rename.py (DROP, RENAME, TRUNCATE, SQL Server sp_rename), session.py (USE, PostgreSQL SET search_path). Each
+handler is a `Statement` (statement.py: names, lookups, commits) and asks the dialect's hooks (dialects.py) where
+dialects differ. Column definitions are read by columns.py and literal defaults converted to the column type in
+defaults.py (sqlglot's own parser rejects or turns into opaque `Command`s many statements a binlog or redo log
+carries: MySQL RENAME TABLE, ALTER ... ADD COLUMN (a, b), MODIFY IF EXISTS, CONVERT TO, ALTER IGNORE, partition
+clauses, NATIONAL VARCHAR, POINT, INET6, PERSISTENT columns; Oracle storage clauses).
 Every statement either changes the catalog, is recognized as a no-op (indexes, grants, views, routines,
 comments ...), or becomes an ERROR change with the reason; a failed statement leaves the catalog unchanged.
 """
@@ -18,25 +20,50 @@ import re
 from typing import Any
 
 from ingest.errors import LakecdcError
-from ingest.schema.alter_table import AlterStatements
-from ingest.schema.create_table import CreateStatements
-from ingest.schema.drop_rename import DropRenameStatements
+from ingest.schema.alter_table import (
+    AlterStatement,
+    OracleAlterStatement,
+    PostgresAlterStatement,
+    TsqlAlterStatement,
+)
+from ingest.schema.create_table import CreateStatement
+from ingest.schema.drop_rename import DropStatement, RenameStatement, TruncateStatement, TsqlExecStatement
 from ingest.schema.keywords import NOOP_LEADS
 from ingest.schema.model import (
     ALTER,
     CREATE,
     DROP,
     ERROR,
-    NOOP,
-    USE,
     Change,
     Column,
     DatabaseInfo,
     Table,
     TableId,
 )
-from ingest.schema.tokens import Cursor, DdlSyntaxError, Tok, split_statements, tokenize
-from ingest.schema.types import DIALECTS, TypeError_, resolve_type
+from ingest.schema.mysql_alter import MysqlAlterStatement
+from ingest.schema.session import SetSearchPathStatement, UseStatement
+from ingest.schema.statement import Statement
+from ingest.schema.tokens import DdlSyntaxError, Tok, split_statements, tokenize
+from ingest.schema.types import DIALECTS, ColumnTypeError, resolve_type
+
+# The statement kinds by their first words; a dialect's own statements, and its own handler of a statement kind,
+# are listed under its name.
+HANDLERS: dict[tuple[str, ...], type[Statement]] = {
+    ("CREATE",): CreateStatement,
+    ("ALTER",): AlterStatement,
+    ("DROP",): DropStatement,
+    ("RENAME",): RenameStatement,
+    ("TRUNCATE",): TruncateStatement,
+    ("USE",): UseStatement,
+}
+DIALECT_HANDLERS: dict[str, dict[tuple[str, ...], type[Statement]]] = {
+    "mysql": {("ALTER",): MysqlAlterStatement},
+    "mariadb": {("ALTER",): MysqlAlterStatement},
+    "postgres": {("ALTER",): PostgresAlterStatement, ("SET", "SEARCH_PATH"): SetSearchPathStatement,
+                 ("SET", "SCHEMA"): SetSearchPathStatement},
+    "oracle": {("ALTER",): OracleAlterStatement},
+    "tsql": {("ALTER",): TsqlAlterStatement, ("EXEC",): TsqlExecStatement, ("EXECUTE",): TsqlExecStatement},
+}
 
 
 class SchemaState:
@@ -67,12 +94,13 @@ class SchemaState:
         changes: list[Change] = []
         for stmt_tokens in split_statements(tokens):
             text = ddl[stmt_tokens[0].start:stmt_tokens[-1].end + 1]
-            run = _Run(self, dialect, default_database, default_schema, text, stmt_tokens, ddl)
+            statement = _handler(stmt_tokens, dialect)(self, dialect, default_database, default_schema, text,
+                                                       stmt_tokens, ddl)
             try:
-                changes.extend(run.statement())
-            except (DdlSyntaxError, TypeError_, KeyError, ValueError, IndexError) as exc:
+                changes.extend(statement.apply())
+            except (DdlSyntaxError, ColumnTypeError, KeyError, ValueError, IndexError) as exc:
                 message = str(exc) if not isinstance(exc, KeyError) else f"unknown column {exc.args[0]}"
-                changes.append(Change(kind=ERROR, statement=text, table_id=run.target, detail=message))
+                changes.append(Change(kind=ERROR, statement=text, table_id=statement.target, detail=message))
         return changes
 
     def table(self, table_id: TableId) -> Table | None:
@@ -184,119 +212,25 @@ def spark_type_for(item: dict[str, Any], dialect: str) -> str:
     try:
         return resolve_type(dialect, words or ["?"], params, unsigned=unsigned, zerofill=zerofill,
                             array_dims=array_dims).spark_type
-    except (TypeError_, LakecdcError, ValueError):
+    except (ColumnTypeError, LakecdcError, ValueError):
         return "STRING"
 
 
-class _Run(CreateStatements, AlterStatements, DropRenameStatements):
-    """Interpretation of one statement: names, dispatch and the commit helpers; the statement kinds are in
-    create_table.py, alter_table.py (mysql_alter.py) and drop_rename.py."""
+class _NoopStatement(Statement):
+    """Indexes, grants, views, routines, comments ... (keywords.NOOP_LEADS), and a lone '/' (Oracle's
+    SQL*Plus terminator): recognized, nothing changes."""
 
-    def __init__(self, state: SchemaState, dialect: str, default_database: str | None,
-                 default_schema: str | None, text: str, tokens: list[Tok], full_sql: str) -> None:
-        self.state = state
-        self.dialect = dialect
-        self.mysql = dialect in ("mysql", "mariadb")
-        self.default_database = default_database
-        self.default_schema = default_schema or state.default_schema
-        self.text = text
-        self.cur = Cursor(tokens, full_sql)
-        self.target: TableId | None = None
-        self._parent_pk_names: set[str] = set()  # while an ALTER is replayed on a partition: ancestors' PK names
-        self._replay_kind: str | None = None  # "partition" / "inherits" while replaying on a child table
-        self._dropped_sequences: set[str] = set()  # PostgreSQL: owned sequences dropped by this statement
-        self._mysql_key_prefixes: dict[str, bool] = {}  # CREATE TABLE: primary key column -> has a prefix length
-
-    def fold(self, name: str, quoted: bool) -> str:
-        if quoted:
-            return name
-        if self.dialect == "postgres":
-            return name.lower()
-        if self.dialect == "oracle":
-            return name.upper()
-        return name
-
-    def name(self) -> str:
-        return self.fold(*self.cur.ident())
-
-    def table_id(self, parts: list[tuple[str, bool]]) -> TableId:
-        names = [self.fold(n, q) for n, q in parts]
-        if self.mysql:
-            if len(names) > 2:
-                names = names[-2:]
-            database = names[0] if len(names) == 2 else (self.state.current_database or self.default_database)
-            if database is None:
-                raise DdlSyntaxError(f"no database selected for table {names[-1]}")
-            return TableId(database, None, names[-1])
-        schema_default = self.default_schema or {"postgres": "public", "tsql": "dbo"}.get(self.dialect)
-        database = self.state.current_database or self.default_database
-        if len(names) >= 3:
-            return TableId(names[-3] if self.dialect == "tsql" else database, names[-2], names[-1])
-        if len(names) == 2:
-            return TableId(database, names[0], names[1])
-        return TableId(database, schema_default, names[0])
-
-    def lookup(self, tid: TableId) -> Table | None:
-        table = self.state.tables.get(tid)
-        if table is None and self.dialect == "tsql":  # SQL Server names are case-insensitive
-            key = (str(tid.database).lower(), str(tid.schema).lower(), tid.table.lower())
-            for other_id, other in self.state.tables.items():
-                if (str(other_id.database).lower(), str(other_id.schema).lower(), other_id.table.lower()) == key:
-                    return other
-        return table
-
-    def read_table_id(self) -> TableId:
-        tid = self.table_id(self.cur.dotted())
-        self.target = self.target or tid
-        return tid
-
-    def statement(self) -> list[Change]:
-        cur = self.cur
-        if cur.at("CREATE"):
-            return self.create()
-        if cur.at("ALTER"):
-            return self.alter()
-        if cur.at("DROP"):
-            return self.drop()
-        if cur.at("RENAME"):
-            return self.rename()
-        if cur.at("TRUNCATE"):
-            return self.truncate()
-        if cur.at("USE"):
-            cur.next()
-            name = self.name()
-            self.state.current_database = name
-            return [Change(kind=USE, statement=self.text, database=name)]
-        if self.dialect == "postgres" and (cur.at("SET", "SEARCH_PATH") or cur.at("SET", "SCHEMA")):
-            return self.set_search_path()
-        if self.dialect == "tsql" and cur.at_any(("EXEC", "EXECUTE")):
-            return self.tsql_exec()
-        first = cur.peek()
+    def apply(self) -> list[Change]:
+        first = self.cur.peek()
         if first is not None and (first.upper in NOOP_LEADS or (first.kind == "op" and first.text == "/")):
             return [self.noop(first.upper or first.text)]
-        raise cur.error("unrecognized statement")
+        return super().apply()  # unrecognized statement
 
-    def noop(self, what: str) -> Change:
-        return Change(kind=NOOP, statement=self.text, detail=what, table_id=self.target)
 
-    def database_charset(self, database: str | None) -> str | None:
-        info = self.state.databases.get(database or "")
-        return info.charset if info and info.charset else self.state.server_charset
-
-    def _commit_alter(self, old_id: TableId, table: Table) -> Change:
-        self.state.tables.pop(old_id, None)
-        if old_id != table.id:  # partitions / inheritance children follow a renamed parent
-            for other in self.state.tables.values():
-                if other.partition_of == old_id:
-                    other.partition_of = table.id
-                other.inherits = [table.id if p == old_id else p for p in other.inherits]
-        table.version = self.state.next_version(table.id)
-        self.state.tables[table.id] = table
-        previous = old_id if old_id != table.id else None
-        return Change(kind=ALTER, statement=self.text, table_id=table.id, table=table.copy(), previous_id=previous)
-
-    def _commit_drop(self, tid: TableId) -> Change:
-        table = self.state.tables.pop(tid)
-        table = table.copy()
-        table.version = self.state.next_version(tid)
-        return Change(kind=DROP, statement=self.text, table_id=tid, table=table)
+def _handler(tokens: list[Tok], dialect: str) -> type[Statement]:
+    words = tuple(tok.upper for tok in tokens[:2])
+    for handlers in (DIALECT_HANDLERS[dialect], HANDLERS):
+        for lead, handler in handlers.items():
+            if words[:len(lead)] == lead:
+                return handler
+    return _NoopStatement

@@ -11,17 +11,19 @@ the server builds the new definition (sql_table.cc, mysql_prepare_alter_table), 
 
 So `ADD c INT FIRST, MODIFY c MEDIUMINT` leaves c at the end, `ADD PRIMARY KEY (c), DROP PRIMARY KEY` keeps the
 new key, and `MODIFY pk BIGINT, DROP PRIMARY KEY` leaves pk nullable. Clauses that do not touch columns or the
-key (CONVERT TO, table options, RENAME TO, index clauses) are applied as they come by the generic interpreter.
+key (CONVERT TO, table options, RENAME TO, index clauses) are applied as they come by the shared ALTER TABLE
+clauses (`ingest.schema.alter_table.AlterStatement`).
 """
 
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from ingest.schema.alter_table import AlterStatement
 from ingest.schema.columns import (
     ColumnSpec,
+    charset_of_collation,
     check_mysql_key_part,
     is_number,
     literal_value,
@@ -32,12 +34,37 @@ from ingest.schema.columns import (
     widen_text,
 )
 from ingest.schema.defaults import convert_default, mysql_added_value
-from ingest.schema.model import Column, Table
+from ingest.schema.model import Column, DatabaseInfo, Table
 from ingest.schema.tokens import Cursor, DdlSyntaxError
 
-if TYPE_CHECKING:
-    from ingest.schema.interpreter import _Run
 
+class MysqlAlterStatement(AlterStatement):
+    """ALTER TABLE / DATABASE of MySQL/MariaDB."""
+
+    def read_clauses(self, table: Table) -> None:
+        MysqlAlter(self, table).apply()
+
+    def dialect_clause(self, table: Table) -> bool:
+        """[DEFAULT] CHARACTER SET / CHARSET / COLLATE: the table's default character set."""
+        cur = self.cur
+        if not cur.at_any(("DEFAULT", "CHARACTER", "CHARSET", "COLLATE")):
+            return False
+        cur.accept("DEFAULT")
+        if cur.accept("CHARACTER", "SET") or cur.accept("CHARSET"):
+            cur.accept_op("=")
+            table.default_charset = cur.next().text.lower()
+            if cur.accept("COLLATE"):
+                cur.accept_op("=")
+                cur.next()
+        elif cur.accept("COLLATE"):
+            cur.accept_op("=")
+            table.default_charset = charset_of_collation(cur.next().text) or table.default_charset
+        return True
+
+    def database_options(self, name: str) -> None:
+        charset = self.charset_options()
+        if charset:
+            self.state.databases.setdefault(name, DatabaseInfo(name)).charset = charset
 
 
 @dataclass
@@ -63,7 +90,7 @@ class _Plan:
 
 
 class MysqlAlter:
-    def __init__(self, run: _Run, table: Table) -> None:
+    def __init__(self, run: MysqlAlterStatement, table: Table) -> None:
         self.run = run
         self.cur: Cursor = run.cur
         self.table = table
@@ -95,7 +122,7 @@ class MysqlAlter:
                 return
             if cur.at_any(("UNIQUE", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL", "PARTITION", "CONSTRAINT")) or \
                     cur.at("PERIOD", "FOR") or cur.at("SYSTEM", "VERSIONING") or (
-                    cur.at_any(("INDEX", "KEY")) and self.run._looks_like_index()):
+                    cur.at_any(("INDEX", "KEY")) and self.run.looks_like_index()):
                 cur.skip_to_comma()
                 return
             cur.accept("COLUMN")
@@ -166,7 +193,7 @@ class MysqlAlter:
             self.table.default_charset = plan.convert = charset
         else:
             cur.i = start
-            self.run._alter_clause(self.table)  # table options, RENAME TO, no-ops
+            self.run.alter_clause(self.table)  # table options, RENAME TO, no-ops
 
     def _add_element(self) -> None:
         cur = self.cur

@@ -26,10 +26,10 @@ FLOAT, REAL, DOUBLE, NUMERIC, DECIMAL = 6, 7, 8, 2, 3
 CHAR, VARCHAR, LONGVARCHAR, NCHAR, NVARCHAR, LONGNVARCHAR = 1, 12, -1, -15, -9, -16
 DATE, TIME, TIMESTAMP, TIME_TZ, TIMESTAMP_TZ = 91, 92, 93, 2013, 2014
 BINARY, VARBINARY, LONGVARBINARY, BLOB, CLOB, NCLOB = -2, -3, -4, 2004, 2005, 2011
-BOOLEAN, OTHER, ARRAY, SQLXML, ROWID, STRUCT = 16, 1111, 2003, 2009, -8, 2002
+BOOLEAN, OTHER, ARRAY, SQLXML, ROWID = 16, 1111, 2003, 2009, -8
 
 
-class TypeError_(LakecdcError):
+class ColumnTypeError(LakecdcError):
     """An unknown or malformed column type."""
 
 
@@ -61,7 +61,7 @@ def _ints(params: list[str]) -> list[int]:
         try:
             out.append(int(p))
         except ValueError:
-            raise TypeError_(f"type parameter {p!r} is not a number") from None
+            raise ColumnTypeError(f"type parameter {p!r} is not a number") from None
     return out
 
 
@@ -151,7 +151,7 @@ def _resolve_mysql(words: list[str], params: list[str], unsigned: bool, zerofill
     if name in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
         nums = _ints(params)
         if not nums and name in ("VARCHAR", "VARBINARY"):
-            raise TypeError_(f"{name} needs a length")
+            raise ColumnTypeError(f"{name} needs a length")
         length = nums[0] if nums else 1
         jdbc = {"CHAR": CHAR, "VARCHAR": VARCHAR, "BINARY": BINARY, "VARBINARY": VARBINARY}[name]
         family, spark = ("string", "STRING") if name in ("CHAR", "VARCHAR") else ("binary", "BINARY")
@@ -181,7 +181,7 @@ def _resolve_mysql(words: list[str], params: list[str], unsigned: bool, zerofill
         jdbc, family, spark = _MY_SIMPLE[name]
         source = "longtext" if name == "JSON" else name.lower()  # MariaDB stores JSON as LONGTEXT
         return TypeInfo(name, jdbc, source, None, None, spark, family)
-    raise TypeError_(f"unknown MySQL/MariaDB type {name}")
+    raise ColumnTypeError(f"unknown MySQL/MariaDB type {name}")
 
 
 # --------------------------------------------------------------------------------------------------- PostgreSQL
@@ -330,7 +330,7 @@ def _resolve_oracle(words: list[str], params: list[str], byte_char: str | None) 
     if name in ("VARCHAR2", "NVARCHAR2", "CHAR", "NCHAR", "RAW"):
         nums = _ints(params)
         if not nums and name in ("VARCHAR2", "NVARCHAR2", "RAW"):
-            raise TypeError_(f"{name} needs a length")
+            raise ColumnTypeError(f"{name} needs a length")
         length = nums[0] if nums else 1
         jdbc = {"VARCHAR2": VARCHAR, "NVARCHAR2": NVARCHAR, "CHAR": CHAR, "NCHAR": NCHAR, "RAW": VARBINARY}[name]
         unit = f" {byte_char}" if byte_char and name in ("VARCHAR2", "CHAR") else ""
@@ -355,7 +355,7 @@ def _resolve_oracle(words: list[str], params: list[str], byte_char: str | None) 
             frac = 6 if given[1] == "*" else int(given[1])
             text = f"INTERVAL DAY({lead}) TO SECOND({frac})"
         else:
-            raise TypeError_(f"unknown Oracle type {original}")
+            raise ColumnTypeError(f"unknown Oracle type {original}")
         return TypeInfo(text, OTHER, text, None, None, "BIGINT" if "SECOND" in name else "STRING", "temporal")
     simple = {"CLOB": (CLOB, "STRING", "text"), "NCLOB": (NCLOB, "STRING", "text"), "BLOB": (BLOB, "BINARY", "binary"),
               "LONG": (LONGVARCHAR, "STRING", "text"), "LONG RAW": (LONGVARBINARY, "BINARY", "binary"),
@@ -365,7 +365,7 @@ def _resolve_oracle(words: list[str], params: list[str], byte_char: str | None) 
     if name in simple:
         jdbc, spark, family = simple[name]
         return TypeInfo(name, jdbc, name, None, None, spark, family)
-    raise TypeError_(f"unknown Oracle type {original}")
+    raise ColumnTypeError(f"unknown Oracle type {original}")
 
 
 def _oracle_number_spark(precision: int, scale: int) -> str:
@@ -446,7 +446,7 @@ def _resolve_tsql(words: list[str], params: list[str]) -> TypeInfo:
         jdbc, spark = {"time": (TIME, "BIGINT"), "datetime2": (TIMESTAMP, "TIMESTAMP_NTZ"),
                        "datetimeoffset": (-155, "TIMESTAMP")}[name]
         return TypeInfo(name, jdbc, f"{name}({fsp})", length, fsp, spark, "temporal")
-    raise TypeError_(f"unknown SQL Server type {name}")
+    raise ColumnTypeError(f"unknown SQL Server type {name}")
 
 
 def resolve_type(dialect: str, words: list[str], params: list[str], *, unsigned: bool = False,

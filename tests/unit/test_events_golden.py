@@ -258,9 +258,9 @@ def upgrade_change_payload(connector: str, payload: dict[str, Any]) -> dict[str,
 
 
 def upgrade_schema_change_payload(connector: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """3.6.3's schema change value (MariaDB's too, which seed 004 shows with ts_us/ts_ns and table attributes):
-    ts_ms (required) alone after source; per column comment, defaultValueExpression, enumValues; per table
-    comment instead of attributes."""
+    """3.6.3's schema change value (MariaDB's too, which Debezium's MariaDB connector documentation shows with
+    ts_us/ts_ns and table attributes): ts_ms (required) alone after source; per column comment,
+    defaultValueExpression, enumValues; per table comment instead of attributes."""
     payload = {**payload, "source": upgrade_source(connector, payload.get("source"))}
     out = {"source": payload["source"], "ts_ms": payload.get("ts_ms", ANY_INT)}
     for k in ("databaseName", "schemaName", "ddl"):

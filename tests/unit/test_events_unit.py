@@ -138,8 +138,8 @@ def test_snapshot_text(given: object, text: str | None) -> None:
 
 def test_mariadb_source_is_the_binlog_layout_of_mysql() -> None:
     """Debezium 3.x builds MariaDB's source with the binlog connectors' shared struct maker: the MySQL
-    fields in the MySQL order, schema version 1, under its own name (not seed 004's ts_us/ts_ns-first
-    layout)."""
+    fields in the MySQL order, schema version 1, under its own name (not the ts_us/ts_ns-first
+    layout of Debezium's MariaDB connector documentation)."""
     mysql, mariadb = si.source_schema("mysql"), si.source_schema("mariadb")
     assert mariadb["fields"] == mysql["fields"] and mariadb["version"] == mysql["version"] == 1
     assert mariadb["name"] == "io.debezium.connector.mariadb.Source"
@@ -361,7 +361,7 @@ def test_transaction_tracker_numbers_events() -> None:
 
 def test_transaction_events_have_the_3x_layout() -> None:
     """Debezium 3.6.3 (measured): status, id, event_count, data_collections, ts_ms for every connector (SQL
-    Server's 1.2 seed shows no ts_ms); key and value schemas version 1, items event.collection."""
+    Server's 1.2 documentation shows no ts_ms); key and value schemas version 1, items event.collection."""
     e = ev.TransactionEvent("sqlserver", "server1", "BEGIN", "00000025:00000d08:0025")
     assert list(e.value()) == cs.field_names(e.value_schema) == ["status", "id", "event_count", "data_collections",
                                                                    "ts_ms"]
@@ -403,7 +403,8 @@ def test_schema_change_event_layouts() -> None:
     m = ev.SchemaChangeEvent("mariadb", "p", si.mariadb_source(version="v", name="p", ts_ms=1, db="inventory",
                                                                table="t", server_id=1, file="f", pos=4),
                              "inventory", None, "x", [tc])
-    # MariaDB: the same 3.6.3 layout (Debezium's MariaDB connector shares SchemaFactory), not seed 004's
+    # MariaDB: the same 3.6.3 layout (Debezium's MariaDB connector shares SchemaFactory), not the older layout
+    # of Debezium's MariaDB connector documentation
     assert list(m.value()) == list(v) and "attributes" not in m.value()["tableChanges"][0]["table"]
     cs.validate(m.value_schema, m.value())
     assert m.value() == m.value()   # processing time fixed once

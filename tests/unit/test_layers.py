@@ -21,7 +21,7 @@ LAYERS: list[list[str]] = [
     ["engine"],
     ["bronze"],
     ["runner"],
-    ["schema.store", "schema.cli"],
+    ["schema.store", "schema.commands"],
     ["generate", "dbt_runner", "project_init"],
     ["quality"],
     ["cli", "ingest_cli", "doctor", "demo"],
@@ -63,13 +63,6 @@ def test_no_module_imports_a_later_layer() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-# Circles that exist today, to be removed by issue 18 (the DDL interpreter and its statement modules). The test
-# fails on any other circle, and on a listed one that is gone (then delete it here).
-KNOWN_CIRCLES = {
-    frozenset({"schema.interpreter", "schema.alter_table", "schema.mysql_alter"}),
-}
-
-
 def test_no_import_circles() -> None:
     graph = imports()
     known = set(graph)
@@ -94,7 +87,4 @@ def test_no_import_circles() -> None:
     for module in sorted(edges):
         if module not in state:
             visit(module, [])
-    found = {frozenset(c.split(" -> ")) for c in circles}
-    assert found - KNOWN_CIRCLES == set(), "new import circles:\n" + "\n".join(
-        c for c in circles if frozenset(c.split(" -> ")) not in KNOWN_CIRCLES)
-    assert KNOWN_CIRCLES - found == set(), f"circles gone (remove them from KNOWN_CIRCLES): {KNOWN_CIRCLES - found}"
+    assert not circles, "import circles:\n" + "\n".join(circles)

@@ -222,3 +222,8 @@ def test_doctor_shows_what_a_source_sets_without_passwords() -> None:
     assert source_properties(maria).endswith("; ignored: tasks.max")
     assert source_properties(SourceSettings("s", "debezium-json", {"path": "in"})) == "path=in"
     assert source_properties(SourceSettings("s", "postgresql", {})) == ""   # invalid: the check says why
+
+
+def test_gtid_source_filters_are_refused_not_ignored() -> None:
+    with pytest.raises(ConfigError, match="'gtid.source.includes' is a Debezium property lakecdc does not support"):
+        registry.property_fields("mariadb").parse({**MYSQL_EXAMPLE, "gtid.source.includes": "0-1"}, "mariadb")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from pathlib import Path
 
 import orjson
 
@@ -206,13 +205,3 @@ def kcat_lines(count: int, seed: int = 7, shuffle_window: int = 1, duplicate_eve
     rng.shuffle(window)
     for item in window:
         yield emit(item)
-
-
-def write_kcat_file(path: Path, count: int, **options: int) -> int:
-    """Write `count` events as kcat -J lines to `path`; returns the number of lines."""
-    lines = 0
-    with open(path, "wb") as out:
-        for line in kcat_lines(count, **options):
-            out.write(line)
-            lines += 1
-    return lines

@@ -59,9 +59,8 @@ FIELDS = FieldSet(
     Field("connect.timeout.ms", "int", default=30_000, minimum=1, doc="login timeout (ms)"),
     Field("database.initial.statements", doc="statements run on every new connection, separated by `;` "
                                              "(`;;` for a literal `;`)"),
-    Field("gtid.source.includes", "list", exclusive_with="gtid.source.excludes",
-          doc="the GTID sources whose transactions are read"),
-    Field("gtid.source.excludes", "list", doc="the GTID sources whose transactions are skipped"),
+    # accepted before without effect: refused until the stream filters transactions by their GTID's source
+    unsupported("gtid.source.includes", "gtid.source.excludes"),
     Field("reconnect.backoff.initial.ms", "int", default=500, minimum=1, doc="lakecdc: first reconnect delay (ms)"),
     Field("reconnect.backoff.max.ms", "int", default=30_000, minimum=1, doc="lakecdc: longest reconnect delay (ms)"),
     Field("reconnect.max.attempts", "int", default=10, doc="lakecdc: reconnect attempts before giving up"),
@@ -108,8 +107,6 @@ class MySqlProperties:
     ssl_mode: str = "preferred"
     connect_timeout_ms: int = 30_000
     initial_statements: tuple[str, ...] = ()
-    gtid_includes: tuple[str, ...] = ()
-    gtid_excludes: tuple[str, ...] = ()
     backoff_initial_ms: int = 500
     backoff_max_ms: int = 30_000
     reconnect_max_attempts: int = 10
@@ -169,8 +166,6 @@ def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
         ssl_mode=p["database.ssl.mode"],
         connect_timeout_ms=p["connect.timeout.ms"],
         initial_statements=_statements(p["database.initial.statements"]),
-        gtid_includes=p["gtid.source.includes"],
-        gtid_excludes=p["gtid.source.excludes"],
         backoff_initial_ms=p["reconnect.backoff.initial.ms"],
         backoff_max_ms=p["reconnect.backoff.max.ms"],
         reconnect_max_attempts=p["reconnect.max.attempts"],

@@ -91,7 +91,7 @@ def detect_flavor(query: Query) -> str:
 
 
 def settings_problems(query: Query, flavor: str) -> list[str]:
-    """One line per server setting that prevents capture (seed 004 section 2.1, seed 003 section 1.1)."""
+    """One line per server setting that prevents capture (Debezium's MariaDB and MySQL set-up: binlog settings)."""
     wanted = ["log_bin", "binlog_format", "binlog_row_image", "binlog_row_metadata", "log_bin_compress",
               "binlog_row_value_options", "gtid_mode", "gtid_strict_mode", "binlog_annotate_row_events"]
     values = variables(query, wanted)

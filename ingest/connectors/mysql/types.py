@@ -1,7 +1,7 @@
 """MySQL/MariaDB column types -> Debezium Kafka Connect field schemas and JSON payload values.
 
-Table-driven per seed 004 section 5 (MariaDB) and seed 003 section 1.6 (MySQL). Values arrive from two
-decoders: PyMySQL (snapshot; the session runs with time_zone '+00:00') and mysql-replication (binlog).
+Table-driven after the data type mappings of Debezium's MariaDB and MySQL connector documentation. Values
+arrive from two decoders: PyMySQL (snapshot; the session runs with time_zone '+00:00') and mysql-replication (binlog).
 Both are normalised here: BIT arrives as big-endian bytes or as a '0101' string, SET as a string or a Python
 set, zero dates as None or as a '0000-00-00' string, TIMESTAMP as a naive UTC datetime.
 
@@ -161,8 +161,8 @@ def _is_zero_timestamp(v: Any) -> bool:
 
 
 def _temporal(convert: Callable[[Any], Any], nullable: bool, zero: Any, timestamp: bool = False) -> Converter:
-    """Zero dates: null when the column is nullable, else the epoch (seed 004 section 5.2). `timestamp`: the
-    epoch itself is the zero TIMESTAMP as well (how the binlog carries it)."""
+    """Zero dates: null when the column is nullable, else the epoch (Debezium's MariaDB documentation, temporal
+    types). `timestamp`: the epoch itself is the zero TIMESTAMP as well (how the binlog carries it)."""
 
     def run(v: Any) -> Any:
         if v is None or _is_zero_date(v) or (timestamp and _is_zero_timestamp(v)):

@@ -111,13 +111,6 @@ class Catalog:
             cur.execute(_TABLES_SQL)
             return [(r[0], r[1], r[2]) for r in cur.fetchall()]
 
-    def table_oid(self, schema: str, table: str) -> int | None:
-        with self.conn.cursor() as cur:
-            cur.execute("SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                        "WHERE n.nspname = %s AND c.relname = %s", (schema, table))
-            row = cur.fetchone()
-        return row[0] if row else None
-
     def table_def(self, schema: str, table: str, relid: int) -> TableDef:
         with self.conn.cursor() as cur:
             cur.execute(_COLUMNS_SQL, (relid,))

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
-PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
-_PG_EPOCH_UNIX_US = 946_684_800_000_000
+_PG_EPOCH_UNIX_US = 946_684_800_000_000  # PostgreSQL's epoch, 2000-01-01 UTC, in microseconds since 1970
 
 
 class _UnchangedToast:
@@ -31,10 +29,6 @@ class DecodeError(ValueError):
 def pg_time_to_unix_us(pg_us: int) -> int:
     """Microseconds since 2000-01-01 (PostgreSQL's epoch) -> microseconds since 1970-01-01."""
     return pg_us + _PG_EPOCH_UNIX_US
-
-
-def pg_time_to_datetime(pg_us: int) -> datetime:
-    return PG_EPOCH + timedelta(microseconds=pg_us)
 
 
 def lsn_to_str(lsn: int) -> str:

@@ -14,7 +14,7 @@ import yaml
 
 from ingest.config import EngineSettings, ProjectConfig
 from ingest.quality.api import run_quality
-from ingest.quality.runner import Outcome, RunResult
+from ingest.quality.runner import Outcome, QualityRunResult
 from tests.support.quality import config_for, create_table, seed_lakehouse, write_project
 
 pytestmark = pytest.mark.integration
@@ -24,7 +24,7 @@ DEFECTS = ("duplicate_key", "placeholder", "stale_source", "parse_error", "rejec
 WARNINGS = ("stale_source", "type_change")  # defects whose check is a warning by default
 
 
-def failures(run: RunResult) -> dict[tuple[str, str], Outcome]:
+def failures(run: QualityRunResult) -> dict[tuple[str, str], Outcome]:
     return {(o.suite, o.description): o for s in run.suites for o in s.outcomes if not o.success}
 
 
@@ -53,7 +53,7 @@ def without_age(observed: Any) -> Any:
     return observed
 
 
-def outcome_facts(result: RunResult) -> dict[tuple, tuple]:
+def outcome_facts(result: QualityRunResult) -> dict[tuple, tuple]:
     """What a quality run found, per expectation: success, counts, observed value, error, offending rows."""
     facts = {}
     for suite in result.suites:
@@ -66,7 +66,7 @@ def outcome_facts(result: RunResult) -> dict[tuple, tuple]:
     return facts
 
 
-def scenario(lake, tmp_path: Path, defect: str | None, apache_spark=None) -> tuple[RunResult, Path]:
+def scenario(lake, tmp_path: Path, defect: str | None, apache_spark=None) -> tuple[QualityRunResult, Path]:
     """One seeded lakehouse checked on the embedded engine; with `apache_spark`, also checked there from the
     Parquet files of the same tables (the engine-differential lane): the same outcomes, counts and offending
     rows, or the test fails."""

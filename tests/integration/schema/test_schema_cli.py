@@ -91,7 +91,7 @@ def test_schema_rebuild_and_show(tmp_path: Path):
 
 
 def test_show_writes_default_null_as_sql() -> None:
-    from ingest.schema.cli import column_line
+    from ingest.schema.commands import column_line
 
     col = {"position": 2, "name": "note", "source_type": "text", "spark_type": "STRING", "nullable": True,
            "has_default": True, "default": None}
