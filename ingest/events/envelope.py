@@ -412,7 +412,15 @@ class TableChange:
 
 def quoted_table_id(*parts: str | None) -> str:
     """Debezium's table id: each present part in double quotes, joined by dots: "testDB"."dbo"."customers"."""
-    return ".".join(f'"{p}"' for p in parts if p)
+    return ".".join(quote_id_part(p) for p in parts if p)
+
+
+def quote_id_part(part: str) -> str:
+    """One part of Debezium's table id, as its TableId quotes it: embedded double quotes doubled, then the part
+    in double quotes; a part that already begins or ends with a double quote is taken as quoted, unchanged."""
+    if part.startswith('"') or part.endswith('"'):
+        return part
+    return '"' + part.replace('"', '""') + '"'
 
 
 @dataclass(frozen=True)

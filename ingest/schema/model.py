@@ -11,6 +11,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.events.envelope import quoted_table_id
+
 # Change kinds. Structural kinds create a new table version in the history.
 CREATE, ALTER, DROP = "CREATE", "ALTER", "DROP"
 TRUNCATE, NOOP, DATABASE, USE, ERROR = "TRUNCATE", "NOOP", "DATABASE", "USE", "ERROR"
@@ -33,7 +35,7 @@ class TableId:
 
     def debezium_id(self) -> str:
         """Debezium's quoted id, e.g. "inventory"."customers"."""
-        return ".".join('"' + p + '"' for p in self.parts())
+        return quoted_table_id(*self.parts())
 
     @classmethod
     def parse(cls, text: str, dialect: str = "mysql") -> TableId:

@@ -17,6 +17,8 @@ from ingest.events import json_converter as jc
 from ingest.events import source_info as si
 from ingest.events import to_bronze as tb
 from ingest.events import topics as tp
+from ingest.schema.interpreter import parse_debezium_ids
+from ingest.schema.model import TableId
 
 pytestmark = pytest.mark.unit
 
@@ -555,3 +557,17 @@ def test_java_double_fast_path_agrees_with_the_general_path() -> None:
                if 1e-3 <= abs(v) < 1e7]   # every bit pattern the plain range holds
     for v in values:
         assert jc.orjson.dumps(jc.java_double(v)) == jc.orjson.dumps(jc._java_text(repr(v), v, 53)), v
+
+
+@pytest.mark.parametrize(("parts", "quoted"), [
+    (("inventory", None, "customers"), '"inventory"."customers"'),
+    (("db", None, 'we"ird'), '"db"."we""ird"'),                 # Debezium's TableId doubles embedded quotes
+    (("db", "s", 'a""b'), '"db"."s"."a""""b"'),
+    (("db", None, '"quoted"'), '"db"."quoted"'),                # already quoted: unchanged, as Debezium's
+])
+def test_table_ids_quote_as_debezium_and_read_back(parts: tuple, quoted: str) -> None:
+    assert ev.quoted_table_id(*parts) == quoted
+    table_id = TableId(*parts)
+    assert table_id.debezium_id() == quoted
+    if not parts[2].startswith('"'):
+        assert parse_debezium_ids(quoted, "mariadb" if parts[1] is None else "postgresql") == [table_id]
