@@ -82,3 +82,32 @@ def test_binlog_file_number():
     assert server.binlog_file_number("mariadb-bin.000123") == 123
     with pytest.raises(LakecdcError):
         server.binlog_file_number("nonumber")
+
+
+# SHOW GRANTS FOR CURRENT_USER() lines as MariaDB 10.11 and MySQL 8 print them
+@pytest.mark.parametrize(("flavor", "grants", "missing"), [
+    ("mariadb", ["GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION"], []),
+    ("mariadb", ["GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR ON *.* TO `cdc`@`%`"], []),
+    ("mariadb", ["GRANT SELECT, RELOAD ON *.* TO `cdc`@`%` IDENTIFIED BY PASSWORD '*AB'"],
+     ["REPLICATION SLAVE", "BINLOG MONITOR"]),
+    ("mariadb", ["GRANT SELECT, REPLICATION SLAVE ON *.* TO `cdc`@`%`",
+                 "GRANT BINLOG MONITOR ON `inventory`.* TO `cdc`@`%`"], ["BINLOG MONITOR"]),   # not global
+    ("mariadb", ["GRANT SUPER, REPLICATION REPLICA ON *.* TO `cdc`@`%`"], []),
+    ("mariadb", ["GRANT SELECT ON *.* TO `cdc`@`%`", "GRANT `cdc_role` TO `cdc`@`%`"], []),   # role: not judged
+    ("mysql", ["GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO `cdc`@`%`"],
+     []),
+    ("mysql", ["GRANT USAGE ON *.* TO `cdc`@`%`", "GRANT SELECT ON `inventory`.* TO `cdc`@`%`"],
+     ["REPLICATION SLAVE", "REPLICATION CLIENT"]),
+    ("mysql", ["GRANT REPLICATION SLAVE ON *.* TO `cdc`@`%`", "GRANT `reader`@`%` TO `cdc`@`%`"], []),
+])
+def test_missing_privileges_read_from_show_grants(flavor: str, grants: list[str], missing: list[str]) -> None:
+    column = "Grants for cdc@%"
+
+    def query(sql: str):
+        assert sql == "SHOW GRANTS FOR CURRENT_USER()"
+        return [{column: g} for g in grants]
+
+    assert server.missing_privileges(query, flavor) == missing
+    if missing:
+        with pytest.raises(LakecdcError, match="cannot read the binary log: it lacks " + ", ".join(missing)):
+            server.validate_privileges(query, flavor, "cdc")

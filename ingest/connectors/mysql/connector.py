@@ -88,6 +88,7 @@ class MySqlConnector(SourceConnector):
         if actual != self.flavor:
             raise LakecdcError(f"{self.source_name}: connector is {self.flavor!r} but the server is {actual}")
         server.validate_settings(self.query, self.flavor)
+        server.validate_privileges(self.query, self.flavor, self.config.user)
         return (f"{self.flavor} server: binary log on, binlog_format=ROW, binlog_row_image=FULL, "
                 "binlog_row_metadata=FULL")
 

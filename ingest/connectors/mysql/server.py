@@ -118,6 +118,41 @@ def settings_problems(query: Query, flavor: str) -> list[str]:
     return problems
 
 
+# The global privileges the connector cannot work without, each as alternatives: reading the binary log
+# (COM_BINLOG_DUMP) and asking for its position (SHOW MASTER STATUS). MariaDB 10.5 renamed REPLICATION CLIENT
+# to BINLOG MONITOR (SHOW GRANTS prints the new name) and accepts REPLICATION REPLICA for REPLICATION SLAVE.
+_NEEDED_PRIVILEGES = {
+    "mariadb": [("REPLICATION SLAVE", "REPLICATION REPLICA"), ("BINLOG MONITOR", "REPLICATION CLIENT", "SUPER")],
+    "mysql": [("REPLICATION SLAVE", "REPLICATION REPLICA"), ("REPLICATION CLIENT", "SUPER")],
+}
+_GLOBAL_GRANT = re.compile(r"GRANT (.+?) ON \*\.\* TO ", re.IGNORECASE)
+
+
+def missing_privileges(query: Query, flavor: str) -> list[str]:
+    """The global privileges from _NEEDED_PRIVILEGES that SHOW GRANTS FOR CURRENT_USER() does not list (the
+    first name of each). Empty when the user holds a role: a role's privileges are not listed there, so the
+    server is left to refuse at the first statement that needs them."""
+    held: set[str] = set()
+    for row in query("SHOW GRANTS FOR CURRENT_USER()"):
+        grant = str(next(iter(row.values())))
+        if " ON " not in grant.upper():
+            return []  # a role granted to the user
+        match = _GLOBAL_GRANT.match(grant)
+        if match:
+            held |= {p.strip().upper() for p in match.group(1).split(",")}
+    if "ALL PRIVILEGES" in held:
+        return []
+    return [names[0] for names in _NEEDED_PRIVILEGES[flavor] if not held.intersection(names)]
+
+
+def validate_privileges(query: Query, flavor: str, user: str) -> None:
+    missing = missing_privileges(query, flavor)
+    if missing:
+        grants = ", ".join(missing)
+        raise LakecdcError(f"{flavor} user {user!r} cannot read the binary log: it lacks {grants} "
+                           f"(GRANT {grants} ON *.* TO '{user}'@'%')")
+
+
 def validate_settings(query: Query, flavor: str) -> None:
     problems = settings_problems(query, flavor)
     if problems:

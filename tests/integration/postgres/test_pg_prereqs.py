@@ -1,6 +1,6 @@
-"""A missing prerequisite gives one clear error line: wal_level (on a throwaway server of our own started
-with wal_level=replica, since the shared server must not be reconfigured), the REPLICATION attribute,
-SELECT privilege, a missing publication with autocreate disabled, a slot of another plugin."""
+"""PostgreSQL's own prerequisites give one clear error line: SELECT privilege, a missing publication with
+autocreate disabled, a slot of another plugin. The ones every connector shares (an unreachable server, no
+REPLICATION attribute, wal_level below logical) are in tests/integration/connectors/test_connector_family.py."""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ from tests.support.pg import (
     drop_slot_and_publication,
     ensure_database,
     execute,
-    free_port,
-    private_server,
 )
 
 pytestmark = pytest.mark.integration
@@ -38,15 +36,6 @@ def schema(pg_dsn: str):
     yield dsn
     drop_slot_and_publication(dsn, "pgconn_prereq", "pgconn_prereq")
     execute(dsn, "DROP SCHEMA IF EXISTS pgconn_prereq CASCADE")
-
-
-def test_missing_replication_attribute(pg_dsn, schema) -> None:
-    conn = connector(pg_dsn, "prereq", "pgconn_prereq", **{"database.user": "pgconn_norepl"})
-    with pytest.raises(LakecdcError) as exc:
-        conn.validate()
-    conn.close()
-    assert _one_line(exc) == ("role pgconn_norepl has no REPLICATION attribute "
-                              "(ALTER ROLE pgconn_norepl WITH REPLICATION)")
 
 
 def test_missing_select_privilege(pg_dsn, schema) -> None:
@@ -82,34 +71,6 @@ def test_slot_of_another_plugin(pg_dsn, schema) -> None:
         conn.validate()
     conn.close()
     assert "exists for plugin test_decoding" in _one_line(exc)
-
-
-def test_unreachable_server(pg_dsn) -> None:
-    conn = connector(pg_dsn, "prereq", "pgconn_prereq", **{"database.port": free_port()})
-    with pytest.raises(LakecdcError) as exc:
-        conn.validate()
-    assert _one_line(exc).startswith("cannot connect to PostgreSQL at")
-
-
-@pytest.fixture()
-def replica_server():
-    """Our own throwaway PostgreSQL 15 with wal_level=replica."""
-    with private_server("replica") as server:
-        yield server.port
-
-
-def test_wal_level_not_logical(replica_server) -> None:
-    from ingest.config import SourceSettings
-    from ingest.connectors.postgres import PostgresConnector
-
-    conn = PostgresConnector(SourceSettings("walrep", "postgresql", {
-        "database.hostname": "127.0.0.1", "database.port": replica_server, "database.user": "postgres",
-        "database.dbname": "postgres", "topic.prefix": "walrep", "slot.name": "pgconn_walrep"}))
-    with pytest.raises(LakecdcError) as exc:
-        conn.validate()
-    conn.close()
-    assert _one_line(exc) == ("wal_level is 'replica': logical decoding needs wal_level=logical "
-                              "(set it in postgresql.conf and restart the server)")
 
 
 def test_publication_over_tables_without_identity_is_warned(pg_dsn, schema, caplog) -> None:
