@@ -94,7 +94,12 @@ def _ctrl_c_interrupts(spark: Any) -> Iterator[None]:
     """Ctrl-C during dbt: dbt gets its KeyboardInterrupt and cancels, and the engine's queries are interrupted
     (Spark Connect interruptAll) until dbt has returned: dbt-spark's session method cannot cancel a query, so
     dbt would wait for the running model to finish, and a model whose query starts just after the signal would
-    run to its end."""
+    run to its end.
+
+    The interrupting starts from a thread woken by the signal's byte on a wakeup fd (signal.set_wakeup_fd),
+    not only from the Python handler: that handler runs in the main thread, which sleeps in dbt's queue join
+    until the running model returns, and when the kernel hands the signal to another of the process's threads
+    nothing wakes it (seen as a hang in about one Ctrl-C in five given right as a model starts)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -110,18 +115,36 @@ def _ctrl_c_interrupts(spark: Any) -> Iterator[None]:
                 pass
             done.wait(0.5)
 
-    def interrupt(signum: int, frame: Any) -> None:
+    def start_interrupting() -> None:
         if not stopping.is_set():
             stopping.set()
             threading.Thread(target=keep_interrupting, name="lakecdc-interrupt", daemon=True).start()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        start_interrupting()
         if callable(previous):
             previous(signum, frame)   # Python's default handler: KeyboardInterrupt
         else:
             raise KeyboardInterrupt
 
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+
+    def watch_wakeups() -> None:
+        try:
+            while data := os.read(read_end, 64):
+                if signal.SIGINT in data:
+                    start_interrupting()
+        finally:
+            os.close(read_end)
+
     signal.signal(signal.SIGINT, interrupt)
+    previous_wakeup = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    threading.Thread(target=watch_wakeups, name="lakecdc-sigint-wakeup", daemon=True).start()
     try:
         yield
     finally:
         done.set()
+        signal.set_wakeup_fd(previous_wakeup)
         signal.signal(signal.SIGINT, previous)
+        os.close(write_end)   # the watcher reads EOF, closes its end and ends
