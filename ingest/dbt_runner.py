@@ -80,7 +80,7 @@ def run_dbt(config: ProjectConfig, args: list[str]) -> int:
         if "--profiles-dir" not in args and "DBT_PROFILES_DIR" not in os.environ:
             if (project_dir / "profiles.yml").exists():
                 args = [*args, "--profiles-dir", str(project_dir)]
-    with _ctrl_c_interrupts(engine.spark):
+    with interrupt_engine_on_ctrl_c(engine.spark):
         result = dbtRunner().invoke(args)
     if isinstance(result.exception, KeyboardInterrupt):
         return 130  # the shell's code for Ctrl-C
@@ -90,16 +90,17 @@ def run_dbt(config: ProjectConfig, args: list[str]) -> int:
 
 
 @contextlib.contextmanager
-def _ctrl_c_interrupts(spark: Any) -> Iterator[None]:
+def interrupt_engine_on_ctrl_c(spark: Any) -> Iterator[None]:
     """Ctrl-C during dbt: dbt gets its KeyboardInterrupt and cancels, and the engine's queries are interrupted
     (Spark Connect interruptAll) until dbt has returned: dbt-spark's session method cannot cancel a query, so
     dbt would wait for the running model to finish, and a model whose query starts just after the signal would
     run to its end.
 
-    The interrupting starts from a thread woken by the signal's byte on a wakeup fd (signal.set_wakeup_fd),
-    not only from the Python handler: that handler runs in the main thread, which sleeps in dbt's queue join
-    until the running model returns, and when the kernel hands the signal to another of the process's threads
-    nothing wakes it (seen as a hang in about one Ctrl-C in five given right as a model starts)."""
+    The kernel may hand SIGINT to any thread of the process. Python's handler runs in the main thread, which
+    sleeps in dbt's queue join until the running model returns: when another thread took the signal, nothing
+    woke it and dbt waited for the model (a hang in about one Ctrl-C in five given right as a model starts).
+    So a thread reads the signal's byte from a wakeup fd (signal.set_wakeup_fd) and, unless the handler has
+    run by then, sends SIGINT on to the main thread, whose wait it interrupts."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -115,13 +116,10 @@ def _ctrl_c_interrupts(spark: Any) -> Iterator[None]:
                 pass
             done.wait(0.5)
 
-    def start_interrupting() -> None:
+    def interrupt(signum: int, frame: Any) -> None:
         if not stopping.is_set():
             stopping.set()
             threading.Thread(target=keep_interrupting, name="lakecdc-interrupt", daemon=True).start()
-
-    def interrupt(signum: int, frame: Any) -> None:
-        start_interrupting()
         if callable(previous):
             previous(signum, frame)   # Python's default handler: KeyboardInterrupt
         else:
@@ -130,11 +128,14 @@ def _ctrl_c_interrupts(spark: Any) -> Iterator[None]:
     read_end, write_end = os.pipe()
     os.set_blocking(write_end, False)
 
+    main = threading.main_thread().ident
+
     def watch_wakeups() -> None:
         try:
             while data := os.read(read_end, 64):
-                if signal.SIGINT in data:
-                    start_interrupting()
+                # the handler normally runs at once; waiting a moment for it keeps one Ctrl-C one interrupt
+                if signal.SIGINT in data and not stopping.wait(0.2) and main is not None:
+                    signal.pthread_kill(main, signal.SIGINT)
         finally:
             os.close(read_end)
 

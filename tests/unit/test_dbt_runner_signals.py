@@ -1,0 +1,66 @@
+"""Ctrl-C during `lakecdc dbt build` (ingest.dbt_runner.interrupt_engine_on_ctrl_c) when the kernel hands the
+signal to a thread other than the main one. The end-to-end Ctrl-C of a running build is
+tests/integration/bronze/test_ctrl_c.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.unit
+
+
+_CTRL_C_ELSEWHERE = """
+import queue, signal, sys, threading, time, types
+from ingest.dbt_runner import interrupt_engine_on_ctrl_c
+
+models = queue.Queue()
+models.put("slow")
+release = threading.Event()
+
+def model():
+    models.get()
+    release.wait()
+    models.task_done()
+
+def watchdog():
+    if not release.wait(60):
+        print("released by the watchdog", flush=True)
+        release.set()
+
+def ctrl_c_elsewhere():   # once the main thread sleeps in the join, SIGINT to this thread
+    main = threading.main_thread().ident
+    while sys._current_frames()[main].f_code.co_name != "wait":
+        time.sleep(0.01)
+    time.sleep(0.2)   # into the lock's wait (sooner, the handler would still run on the way: no hang to see)
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+threading.Thread(target=watchdog, daemon=True).start()
+engine = types.SimpleNamespace(interruptAll=lambda: [])   # only the signal's path is under test here
+try:
+    with interrupt_engine_on_ctrl_c(engine):
+        threading.Thread(target=model, daemon=True).start()
+        threading.Thread(target=ctrl_c_elsewhere).start()
+        try:
+            models.join()   # dbt's GraphQueue.join
+        finally:
+            release.set()
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+"""
+
+
+def test_ctrl_c_taken_by_another_thread_still_reaches_dbt() -> None:
+    """The kernel may hand SIGINT to any thread of the process. When it is not the main thread, which sleeps in
+    dbt's queue join until the running model returns, Python's handler cannot run until then (dbt waited for
+    the model: a hang): the signal must be sent on to the main thread, which then gets its KeyboardInterrupt.
+    Deterministic: the signal goes to a chosen thread (pthread_kill), and the model returns only when released,
+    in a fresh interpreter (under pytest the main thread happens to wake up anyway)."""
+    result = subprocess.run([sys.executable, "-c", _CTRL_C_ELSEWHERE], capture_output=True, text=True, timeout=300,
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.stdout.strip() == "KeyboardInterrupt", result.stdout + result.stderr[-2000:]
