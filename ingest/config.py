@@ -35,9 +35,10 @@ _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def interpolate(value: Any, where: str = "config") -> Any:
-    """Replace `${NAME}` / `${NAME:-default}` in every string of a YAML tree with environment values."""
+    """Replace `${NAME}` / `${NAME:-default}` in every string of a YAML tree with environment values, keys
+    included (a Debezium property name can hold a secret: column.mask.hash.SHA-256.with.salt.${SALT})."""
     if isinstance(value, dict):
-        return {k: interpolate(v, f"{where}.{k}") for k, v in value.items()}
+        return {interpolate(k, f"{where}.{k}"): interpolate(v, f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, list):
         return [interpolate(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if not isinstance(value, str):

@@ -6,7 +6,8 @@ names it accepts), and adds its own. Names and meanings follow Debezium's connec
 
 from __future__ import annotations
 
-from ingest.connectors.properties import Field, ignored, unsupported
+from ingest.connectors.properties import Field, ParsedProperties, ignored, unsupported
+from ingest.events.column_mappers import ColumnMappers
 
 HOSTNAME = Field("database.hostname", required=True, doc="the database server's host name or address")
 PORT = Field("database.port", "int", minimum=1, doc="the database server's port")
@@ -23,6 +24,31 @@ TABLE_EXCLUDE = Field("table.exclude.list", "regex-list", doc="the tables not to
 COLUMN_INCLUDE = Field("column.include.list", "regex-list", exclusive_with="column.exclude.list",
                        doc="the columns to capture, by qualified name (default: all)")
 COLUMN_EXCLUDE = Field("column.exclude.list", "regex-list", doc="the columns not to capture, by qualified name")
+
+# Debezium's column mappers (ingest.events.column_mappers): families of properties whose names carry N, the
+# hash algorithm and the salt; each value lists the columns by qualified name.
+COLUMN_TRUNCATE = Field("column.truncate.to.N.chars", "regex-list", name_pattern=r"column\.truncate\.to\.(\d+)\.chars",
+                        doc="string values of these columns cut to N characters")
+COLUMN_MASK = Field("column.mask.with.N.chars", "regex-list", name_pattern=r"column\.mask\.with\.(\d+)\.chars",
+                    doc="values of these string columns replaced by N `*`")
+COLUMN_HASH = Field("column.mask.hash.ALGO.with.salt.SALT", "regex-list",
+                    name_pattern=r"column\.mask\.hash\.([^.]+)\.with\.salt\.(.+)", secret_name_group=2,
+                    doc="values of these string columns replaced by the hex hash (Java algorithm name, e.g. "
+                        "SHA-256) of SALT and the value as Java serializes it (Debezium's v1)")
+COLUMN_HASH_V2 = Field("column.mask.hash.v2.ALGO.with.salt.SALT", "regex-list",
+                       name_pattern=r"column\.mask\.hash\.v2\.([^.]+)\.with\.salt\.(.+)", secret_name_group=2,
+                       doc="as column.mask.hash, of the value's UTF-8 bytes (Debezium's v2)")
+COLUMN_MAPPERS = [COLUMN_TRUNCATE, COLUMN_MASK, COLUMN_HASH, COLUMN_HASH_V2]
+
+
+def column_mappers(p: ParsedProperties) -> ColumnMappers:
+    """The column mapping rules of parsed properties (which declared COLUMN_MAPPERS)."""
+    return ColumnMappers.from_properties(
+        truncations=[(int(m.groups[0]), m.value) for m in p[COLUMN_TRUNCATE.name]],
+        masks=[(int(m.groups[0]), m.value) for m in p[COLUMN_MASK.name]],
+        hashes=[(1, m.groups[0], m.groups[1], m.value) for m in p[COLUMN_HASH.name]]
+        + [(2, m.groups[0], m.groups[1], m.value) for m in p[COLUMN_HASH_V2.name]])
+
 
 TIME_PRECISION_MODE = Field("time.precision.mode", "choice", allowed=("adaptive", "adaptive_time_microseconds",
                                                                      "connect"),
@@ -45,7 +71,7 @@ POLL_INTERVAL_MS = Field("poll.interval.ms", "int", default=500, minimum=1,
 # Debezium features lakecdc does not implement; each changes what is captured, so refusing it beats silently
 # doing something else.
 DEBEZIUM_UNSUPPORTED = unsupported(
-    "column.mask.*", "column.truncate.*", "column.propagate.source.type*", "message.key.columns", "converters*",
+    "column.propagate.source.type*", "message.key.columns", "converters*",
     "signal.*", "incremental.snapshot.*", "snapshot.select.statement.overrides*", "snapshot.mode.custom*",
     "snapshot.mode.configuration*")
 

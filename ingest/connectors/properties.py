@@ -46,7 +46,10 @@ class _Invalid(Exception):
 class Field:
     """One property. `default` is written as a user would write it (docs show it; it is parsed like a given
     value). `ignored`: accepted and without effect; `unsupported`: refused. A name ending in `*` declares every
-    name that starts with what comes before it (only for ignored and unsupported names)."""
+    name that starts with what comes before it (only for ignored and unsupported names). With `name_pattern`
+    the field is a family of properties whose names carry parameters, like Debezium's
+    `column.mask.with.N.chars`: `name` is how the docs show it, every given name matching the pattern is one
+    member, and the parsed value is a tuple of `FamilyMember`s in the order given."""
 
     name: str
     kind: Kind = "string"
@@ -62,8 +65,23 @@ class Field:
     required: bool = False
     hint: str = ""                                     # what to put in a missing required property
     exclusive_with: str | None = None                  # a property that cannot be set together with this one
+    name_pattern: str | None = None                    # a family of names (the whole name must match; see below)
+    secret_name_group: int | None = None               # family: the name's group shown as (hidden), e.g. a salt
     ignored: bool = False
     unsupported: bool = False
+
+    @property
+    def is_family(self) -> bool:
+        return self.name_pattern is not None
+
+    def shown_name(self, member: FamilyMember) -> str:
+        """A family member's name as doctor shows it: a secret part of it (a salt) as `(hidden)`."""
+        if self.secret_name_group is None:
+            return member.name
+        match = re.fullmatch(self.name_pattern, member.name)  # type: ignore[arg-type]
+        assert match is not None
+        start, end = match.span(self.secret_name_group)
+        return member.name[:start] + "(hidden)" + member.name[end:]
 
     def but(self, **changes: Any) -> Field:
         """This declaration with some attributes changed (a connector narrowing a common property)."""
@@ -171,6 +189,15 @@ def unsupported(*names: str) -> list[Field]:
 
 
 @dataclass(frozen=True)
+class FamilyMember:
+    """One given property of a family field: its name, the groups its name matched, its parsed value."""
+
+    name: str
+    groups: tuple[str, ...]
+    value: Any
+
+
+@dataclass(frozen=True)
 class ParsedProperties:
     """The validated values of a source's properties (every declared, used name -> its value or default),
     what was given, and the given names that have no effect."""
@@ -189,6 +216,9 @@ class ParsedProperties:
         out = []
         for spec in self.fields.used():
             if spec.name not in self.given:
+                continue
+            if spec.is_family:
+                out += [(spec.shown_name(member), spec.show(member.value)) for member in self.values[spec.name]]
                 continue
             shown = spec.show(self.values[spec.name])
             if shown != spec.show(spec.parse(spec.default)):
@@ -225,15 +255,19 @@ class FieldSet:
         return [spec for spec in self._fields.values() if not (spec.ignored or spec.unsupported)]
 
     def _find(self, key: str) -> Field | None:
-        if key in self._fields and not self._fields[key].is_prefix:
+        if key in self._fields and not (self._fields[key].is_prefix or self._fields[key].is_family):
             return self._fields[key]
         if key in self._by_alias:
             return self._fields[self._by_alias[key]]
+        for spec in self._fields.values():
+            if spec.is_family and re.fullmatch(spec.name_pattern, key):  # type: ignore[arg-type]
+                return spec
         prefixes = [spec for spec in self._fields.values() if spec.is_prefix and spec.covers(key)]
         return max(prefixes, key=lambda spec: len(spec.name), default=None)   # the most specific
 
     def _did_you_mean(self, key: str) -> str:
-        names = [name for name in [*self._fields, *self._by_alias] if not name.endswith("*")]
+        names = [name for name in [*self._fields, *self._by_alias]
+                 if not name.endswith("*") and not self._fields.get(name, Field(name)).is_family]
         close = difflib.get_close_matches(key, names, n=1, cutoff=0.8)
         return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -243,6 +277,7 @@ class FieldSet:
         exclude each other, invalid values."""
         problems: list[str] = []
         given: dict[str, tuple[str, Any]] = {}   # declared name -> (the name used, raw value)
+        families: dict[str, list[tuple[str, Any]]] = {}   # family field name -> its given (name, raw value)s
         ignored_names = []
         for key, value in raw.items():
             spec = self._find(key)
@@ -252,6 +287,8 @@ class FieldSet:
                 problems.append(f"{key!r} is a Debezium property lakecdc does not support yet")
             elif spec.ignored:
                 ignored_names.append(key)
+            elif spec.is_family:
+                families.setdefault(spec.name, []).append((key, value))
             elif spec.name in given:
                 problems.append(f"{given[spec.name][0]!r} and {key!r} both given: they name one property; "
                                 f"keep {spec.name!r}")
@@ -266,6 +303,9 @@ class FieldSet:
                 problems.append(f"{spec.name} and {spec.exclusive_with} cannot both be set")
         values: dict[str, Any] = {}
         for spec in self.used():
+            if spec.is_family:
+                values[spec.name] = tuple(self._members(spec, families.get(spec.name, []), problems))
+                continue
             key, value = given.get(spec.name, (spec.name, spec.default))
             try:
                 values[spec.name] = spec.parse(value)
@@ -273,7 +313,17 @@ class FieldSet:
                 problems.append(f"{key}: {exc}")
         if problems:
             raise ConfigError(f"{label}: " + "; ".join(problems))
-        return ParsedProperties(self, values, frozenset(given), tuple(ignored_names))
+        return ParsedProperties(self, values, frozenset(given) | frozenset(families), tuple(ignored_names))
+
+    @staticmethod
+    def _members(spec: Field, given: list[tuple[str, Any]], problems: list[str]) -> Iterator[FamilyMember]:
+        for key, value in given:
+            match = re.fullmatch(spec.name_pattern, key)  # type: ignore[arg-type]
+            assert match is not None   # _find chose the field by this pattern
+            try:
+                yield FamilyMember(key, match.groups(), spec.parse(value))
+            except _Invalid as exc:
+                problems.append(f"{spec.shown_name(FamilyMember(key, match.groups(), value))}: {exc}")
 
 
 def _blank(value: Any) -> bool:

@@ -5,6 +5,7 @@ binlog coordinates the MySQL connector cannot read on MariaDB are compared again
 
 from __future__ import annotations
 
+import base64
 import re
 
 import pytest
@@ -82,3 +83,25 @@ def test_float_snapshot_exception_is_still_needed(mariadb_captured: Captured) ->
     streamed = my.STREAM_ID + 2
     assert (debezium[("r", 2)]["c_float"], debezium[("c", streamed)]["c_float"]) == ("-1.7623E8", "-1.76229696E8")
     assert lakecdc[("r", 2)]["c_float"] == lakecdc[("c", my.STREAM_ID + 2)]["c_float"] == "-1.76229696E8"
+
+
+def test_column_mappers_took_effect(mariadb_captured: Captured) -> None:
+    """The runs' column mappers changed Debezium's records (identical events then mean lakecdc maps the same
+    way): masks of character columns (ENUM and SET included, NULL too), truncation of characters and of bytes,
+    v1 and v2 hashes; and the field schemas carry `masked` / `truncateLength`."""
+    def data(run: str) -> list:
+        return [e for e in map(to_event, mariadb_captured.runs[run][0])
+                if e.topic == f"{run}.{run}.types" and e.kind == "data" and e.payload["after"] is not None]
+
+    rows = [e.payload["after"] for e in data("my_d")]
+    assert rows and {r["c_enum"] for r in rows} == {r["c_set"] for r in rows} == {"****"}
+    assert {type(r["c_int"]) for r in rows} <= {int, type(None)}                 # not a character type
+    assert {len(r["c_text_utf8mb4"]) for r in rows if r["c_text_utf8mb4"]} <= {1, 2}
+    assert {len(r["c_text"]) for r in rows if r["c_text"] is not None} == {64}    # SHA-256 hex
+    assert {len(r["c_longtext"]) for r in rows if r["c_longtext"] is not None} == {32}   # MD5 hex
+    after = next(f for f in data("my_d")[0].value["schema"]["fields"] if f["field"] == "after")
+    fields = {f["field"]: f for f in after["fields"]}
+    assert fields["c_int"]["parameters"] == {"masked": "true"}
+    assert fields["c_varchar"]["parameters"]["truncateLength"] == "2"
+    blobs = [e.payload["after"]["c_blob"] for e in data("my_a") if e.payload["after"]["c_blob"] is not None]
+    assert blobs and {len(base64.b64decode(b)) for b in blobs} == {1}

@@ -4,6 +4,7 @@ every event must be identical except the excluded fields and the written excepti
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -96,3 +97,20 @@ def test_reference_keeps_explicit_nulls(pg_captured: Captured) -> None:
         defaulted = [f for f in after["fields"] if f["field"] in ("t", "n", "b", "d", "r", "n3") and "default" in f]
         assert len(defaulted) == 6
         assert row.payload["source"]["snapshot"] is None
+
+
+def test_column_mappers_took_effect(pg_captured: Captured) -> None:
+    """The runs' column mappers changed Debezium's records (so that identical events mean lakecdc maps the same
+    way, not that neither side mapped): masks (NULL included), truncations (bytes cut as bytes), v1 and v2
+    hashes cut to the column length."""
+    def rows(run: str, table: str) -> list[dict]:
+        return [e.payload["after"] for e in map(to_event, pg_captured.runs[run][0])
+                if e.topic == f"{run}.{run}.{table}" and e.kind == "data" and e.payload["after"] is not None]
+
+    types = rows("pgd", "types")
+    assert types and {r["c_enum"] for r in types} == {"*****"}   # the all-NULL row too
+    assert {len(r["c_text"]) for r in types if r["c_text"] is not None} == {32}          # MD5 hex
+    assert {len(r["c_varchar"]) for r in types if r["c_varchar"] is not None} <= {0, 2, 3}
+    assert all(len(r["v"]) == 5 for r in rows("pgd", "defaults"))                         # varchar(5)
+    cut = [base64.b64decode(r["bin"]) for r in rows("pga", "toast_full") if r["bin"]]
+    assert cut and all(len(b) <= 3 for b in cut if b != b"__debezium_unavailable_value"), cut

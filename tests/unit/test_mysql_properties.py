@@ -50,7 +50,7 @@ def test_snapshot_modes(mode, expected):
     ("skipped.operations", "c,x", "skipped.operations"),
     ("table.include.list", "shop.(", "is not a valid regular expression"),
     ("databse.hostname", "x", "unknown property 'databse.hostname' (did you mean 'database.hostname'?)"),
-    ("column.mask.with.5.chars", "a.b.c", "is a Debezium property lakecdc does not support yet"),
+    ("signal.data.collection", "a.b", "is a Debezium property lakecdc does not support yet"),
 ])
 def test_invalid_values_are_one_line_errors(key, value, needle):
     with pytest.raises(ConfigError) as err:

@@ -11,6 +11,7 @@ from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.types import Converter, TypeOptions, column_type, default_value, snapshot_converter
 from ingest.events import connect_schema as cs
+from ingest.events.column_mappers import JDBC_STRING_TYPES, ColumnMappers, key_column_error, map_field
 from ingest.events.envelope import TableSchemas, table_schemas
 
 
@@ -24,6 +25,8 @@ class TableCodec:
     key_columns: list[str]
     model_columns: list[Any] = field(default_factory=list)  # schema-model Column of each captured column
     snapshot_converters: list[Converter] = field(default_factory=list)  # the same for snapshot values
+    mapped_columns: frozenset[str] = frozenset()   # columns a column mapper changes (their values take the
+                                                   # per-value Python paths, which apply it)
 
     @property
     def table_id(self) -> str:
@@ -57,12 +60,13 @@ class TableCodec:
 
 
 def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options: TypeOptions,
-                provide_transaction_metadata: bool = False) -> TableCodec:
+                provide_transaction_metadata: bool = False, mappers: ColumnMappers | None = None) -> TableCodec:
     db, name = table.id.database, table.id.table
     fields: list[tuple[str, cs.Schema]] = []
     converters: list[Converter] = []
     snapshot_converters: list[Converter] = []
     models: list[Any] = []
+    mapped: set[str] = set()
     for column in table.columns:
         if not filters.column(db, name, column.name):
             continue
@@ -71,6 +75,19 @@ def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options:
         default = default_value(column, snapshot_convert, options)
         if default is not None:
             schema = {**schema, "default": default}
+        if mappers:
+            qualified = f"{db}.{name}.{column.name}"
+            is_string = column.jdbc_type in JDBC_STRING_TYPES
+            changed = map_field(mappers, qualified, is_string, column.length, schema, convert)
+            if changed is not None:
+                if column.name in table.primary_key:
+                    raise key_column_error(qualified)
+                snapshot_mapped = map_field(mappers, qualified, is_string, column.length, schema,
+                                            snapshot_convert)
+                assert snapshot_mapped is not None
+                if changed.convert is not convert:   # not only schema parameters
+                    mapped.add(column.name)
+                schema, convert, snapshot_convert = changed.schema, changed.convert, snapshot_mapped.convert
         fields.append((column.name, schema))
         converters.append(convert)
         snapshot_converters.append(snapshot_convert)
@@ -81,7 +98,8 @@ def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options:
     schemas = table_schemas(flavor, prefix, db=db, table=name, columns=fields, key_columns=key_columns,
                             ts_us_ns=True, provide_transaction_metadata=provide_transaction_metadata)
     return TableCodec(db=db, table=name, schemas=schemas, columns=[f for f, _ in fields], converters=converters,
-                      key_columns=key_columns, model_columns=models, snapshot_converters=snapshot_converters)
+                      key_columns=key_columns, model_columns=models, snapshot_converters=snapshot_converters,
+                      mapped_columns=frozenset(mapped))
 
 
 class TableCodecs:
@@ -104,7 +122,7 @@ class TableCodecs:
                 return None
             cfg = self.config
             codec = build_codec(cfg.flavor, cfg.topic_prefix, tbl, cfg.filters, self.options,
-                                cfg.provide_transaction_metadata)
+                                cfg.provide_transaction_metadata, cfg.column_mappers)
             self._codecs[key] = codec
         return codec
 

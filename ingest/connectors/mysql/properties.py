@@ -15,6 +15,7 @@ from ingest.connectors import common_properties as common
 from ingest.connectors.mysql.filters import Filters
 from ingest.connectors.properties import Field, FieldSet, ignored, unsupported
 from ingest.errors import ConfigError
+from ingest.events.column_mappers import ColumnMappers
 
 FIELDS = FieldSet(
     common.HOSTNAME,
@@ -75,6 +76,7 @@ FIELDS = FieldSet(
             "event.deserialization.failure.handling.mode", "skip.messages.without.change", "heartbeat.interval.ms",
             "snapshot.tables.order.by.row.count", "guardrail.collections.max", "guardrail.collections.limit.action",
             "driver.*"),
+    common.COLUMN_MAPPERS,
     common.DEBEZIUM_UNSUPPORTED,
     unsupported("read.only*"),
 )
@@ -90,6 +92,7 @@ class MySqlProperties:
     server_id: int = 0
     topic_prefix: str = ""
     filters: Filters = Filters()
+    column_mappers: ColumnMappers = ColumnMappers()
     snapshot_mode: str = "initial"
     locking_mode: str = "minimal"
     lock_timeout_ms: int = 10_000
@@ -149,6 +152,7 @@ def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
             column_exclude=p["column.exclude.list"],
             snapshot_include=p["snapshot.include.collection.list"],
         ),
+        column_mappers=common.column_mappers(p),
         snapshot_mode=p["snapshot.mode"],
         locking_mode=p["snapshot.locking.mode"],
         lock_timeout_ms=p["snapshot.lock.timeout.ms"],

@@ -213,6 +213,8 @@ def compile_plan(columns: list[Any], codec: TableCodec, options: TypeOptions) ->
     models = codec.model_columns
     if len(models) != len(codec.columns):
         raise _Unsupported("codec without model columns")
+    if codec.mapped_columns:
+        raise _Unsupported("column mappers (applied by the generic path)")
     by_name = {name: i for i, name in enumerate(codec.columns)}
     gen = _Gen()
     count = len(columns)

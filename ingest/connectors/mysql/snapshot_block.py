@@ -300,7 +300,8 @@ class ChunkReader:
             value = key = None
             if name in codec.columns:
                 convert = codec.snapshot_converters[codec.columns.index(name)]
-                value = _value_fragments(column, options, text) or _python_fragments(decode, convert)
+                vectorized = None if name in codec.mapped_columns else _value_fragments(column, options, text)
+                value = vectorized or _python_fragments(decode, convert)
             if name in self.pk:
                 key = _key_fragments(column, text) or _python_fragments(decode, key_json)
             self.plans.append(ColumnPlan(name, _field_sql(select_sql(column), encoding, type_code, column),

@@ -216,6 +216,13 @@ class SnapshotChunk:
     last_seq: str | None   # rows with seq <= last_seq were handed out before (a resumed run): skipped
 
 
+def _null_as(frags: Fragments, value: Any) -> Fragments:
+    """NULLs written as `value` (a column mapper's, column.mask.with.N.chars); unchanged when None."""
+    if value is None:
+        return frags
+    return Fragments(pc.if_else(pc.equal(frags.texts, "null"), dumps_str(value), frags.texts), frags.errors)
+
+
 def build_block(table: CapturedTable, chunk: pa.Table, ctx: SnapshotChunk
                 ) -> tuple[BronzeEventBlock | None, list[BronzeReject]]:
     """Snapshot read events (op r) of one chunk, and the rows whose values could not be converted."""
@@ -241,7 +248,7 @@ def build_block(table: CapturedTable, chunk: pa.Table, ctx: SnapshotChunk
             cache[index] = fragments(chunk.column(index).combine_chunks(), convert)
         return cache[index]
 
-    value_frags = [column(i, conv.convert) for i, conv in table.converters]
+    value_frags = [_null_as(column(i, conv.convert), conv.extra.get("null_value")) for i, conv in table.converters]
     key_frags = [column(i, conv.convert) for i, conv in table.key_positions]
     d = table.definition
     after = json_objects(n, [conv.name for _, conv in table.converters], [f.texts for f in value_frags],

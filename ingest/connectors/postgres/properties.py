@@ -13,6 +13,7 @@ from typing import Any
 
 from ingest.connectors import common_properties as common
 from ingest.connectors.properties import Field, FieldSet
+from ingest.events.column_mappers import ColumnMappers
 
 FIELDS = FieldSet(
     common.HOSTNAME,
@@ -74,6 +75,7 @@ FIELDS = FieldSet(
     Field("status.update.interval.ms", "int", default=10_000, minimum=1,
           doc="standby status interval of the replication connection (ms)"),
     common.KAFKA_CONNECT_ONLY,
+    common.COLUMN_MAPPERS,
     common.DEBEZIUM_UNSUPPORTED,
 )
 
@@ -105,6 +107,7 @@ class PostgresProperties:
     table_exclude: tuple[re.Pattern[str], ...] | None
     column_include: tuple[re.Pattern[str], ...] | None
     column_exclude: tuple[re.Pattern[str], ...] | None
+    column_mappers: ColumnMappers
     time_precision_mode: str
     decimal_handling_mode: str
     hstore_handling_mode: str
@@ -179,6 +182,7 @@ def parse_properties(raw: dict[str, Any]) -> PostgresProperties:
         table_exclude=p["table.exclude.list"] or None,
         column_include=p["column.include.list"] or None,
         column_exclude=p["column.exclude.list"] or None,
+        column_mappers=common.column_mappers(p),
         time_precision_mode=p["time.precision.mode"],
         decimal_handling_mode=p["decimal.handling.mode"],
         hstore_handling_mode=p["hstore.handling.mode"],

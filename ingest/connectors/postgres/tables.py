@@ -4,13 +4,14 @@ the row -> payload conversion shared by snapshot rows (COPY text) and pgoutput t
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.connectors.postgres.catalog import TableDef
 from ingest.connectors.postgres.pgoutput import UNCHANGED_TOAST
 from ingest.connectors.postgres.properties import PostgresProperties
-from ingest.connectors.postgres.types import ColumnConverter, column_converter, numeric_typmod
+from ingest.connectors.postgres.types import ColumnConverter, PgType, column_converter, numeric_typmod
+from ingest.events.column_mappers import JDBC_STRING_TYPES, key_column_error, map_field
 from ingest.events.envelope import Column, TableChange, TableSchemas, quoted_table_id, table_schemas
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ class CapturedTable:
     converters: list[tuple[int, ColumnConverter]]   # (tuple index, converter) for captured columns
     key_positions: list[tuple[int, ColumnConverter]]
     column_names: tuple[str, ...]                    # every column in tuple order
+    # column mappers: what a NULL becomes in the value (column.mask.with.N.chars masks NULL too)
+    null_values: dict[str, Any] = field(default_factory=dict)
 
     @property
     def table_id(self) -> str:
@@ -49,6 +52,9 @@ class CapturedTable:
                 out[conv.name] = _placeholder_for(conv, placeholder)
             else:
                 out[conv.name] = conv.convert(value)
+        for name, masked in self.null_values.items():
+            if out.get(name, masked) is None:
+                out[name] = masked
         return out
 
     def key_from(self, row: dict[str, Any], values: list[Any]) -> dict[str, Any] | None:
@@ -70,23 +76,47 @@ class CapturedTable:
         cols = []
         for col in self.definition.columns:
             t = col.type
-            precision, scale = numeric_typmod(t.typmod) if t.name == "numeric" else (None, None)
-            length = precision
-            if length is None and t.typmod > 4 and t.name in ("varchar", "bpchar"):
-                length = t.typmod - 4
-            elif length is None and t.typmod > 0 and t.name in ("bit", "varbit", "time", "timetz", "timestamp",
-                                                                  "timestamptz"):
-                length = t.typmod
+            scale = numeric_typmod(t.typmod)[1] if t.name == "numeric" else None
             cols.append(Column(
-                name=col.name, jdbc_type=2003 if t.element is not None else _JDBC_TYPES.get(t.name, 1111),
+                name=col.name, jdbc_type=jdbc_type(t), length=column_length(t),
                 type_name=t.name, position=col.position, optional=col.nullable,
-                type_expression=col.type_expression, native_type=t.oid, length=length, scale=scale,
+                type_expression=col.type_expression, native_type=t.oid, scale=scale,
                 auto_incremented=bool(col.default and col.default.startswith("nextval(")),
                 missing_value=_sql_string(col.missing_value, t.name),
             ))
         d = self.definition
         return TableChange(change_type, quoted_table_id(d.schema, d.table), cols, list(d.primary_key),
                            default_charset_name=None)
+
+
+def jdbc_type(t: PgType) -> int:
+    return 2003 if t.element is not None else _JDBC_TYPES.get(t.name, 1111)
+
+
+def column_length(t: PgType) -> int | None:
+    """The declared length Debezium's Column has: numeric precision, varchar/bpchar length, bit and temporal
+    type modifiers; None when there is none."""
+    if t.name == "numeric":
+        return numeric_typmod(t.typmod)[0]
+    if t.typmod > 4 and t.name in ("varchar", "bpchar"):
+        return t.typmod - 4
+    if t.typmod > 0 and t.name in ("bit", "varbit", "time", "timetz", "timestamp", "timestamptz"):
+        return t.typmod
+    return None
+
+
+def _is_string(t: PgType) -> bool:
+    """A character type for the JDBC driver (which reports enums as VARCHAR: Debezium masks them, measured)."""
+    return t.element is None and (jdbc_type(t) in JDBC_STRING_TYPES or t.typtype == "e")
+
+
+def _mapped(conv: ColumnConverter, qualified: str, t: PgType, props: PostgresProperties) -> ColumnConverter:
+    """The value converter with the column mapper of `qualified` applied (column.mask.*, column.truncate.*)."""
+    mapped = map_field(props.column_mappers, qualified, _is_string(t), column_length(t), conv.schema, conv.convert)
+    if mapped is None:
+        return conv
+    extra = {**conv.extra, "null_value": mapped.null_value} if mapped.null_value is not None else conv.extra
+    return ColumnConverter(conv.name, mapped.schema, mapped.convert, extra)
 
 
 def _sql_string(text: str | None, type_name: str) -> str | None:
@@ -135,6 +165,12 @@ def build_table(definition: TableDef, props: PostgresProperties, relation_column
         if name in key_set:
             key_convs[name] = (index, conv)
         if props.captures_column(definition.schema, definition.table, name):
+            if props.column_mappers:
+                qualified = f"{definition.schema}.{definition.table}.{name}"
+                mapped = _mapped(conv, qualified, col.type, props)
+                if mapped is not conv and name in key_set:
+                    raise key_column_error(qualified)
+                conv = mapped
             converters.append((index, conv))
             value_columns.append((name, conv.schema))
     key_positions = [key_convs[k] for k in definition.key_columns if k in key_convs]
@@ -148,7 +184,8 @@ def build_table(definition: TableDef, props: PostgresProperties, relation_column
     if any(k not in dict(value_columns) for k in key_convs):
         # key columns excluded by column.exclude.list stay in the key only (Debezium rule): rebuild without them
         schemas = _value_without(schemas, definition, props, value_columns, key_convs)
-    return CapturedTable(definition, schemas, converters, key_positions, tuple(order))
+    null_values = {conv.name: conv.extra["null_value"] for _, conv in converters if "null_value" in conv.extra}
+    return CapturedTable(definition, schemas, converters, key_positions, tuple(order), null_values)
 
 
 def _value_without(schemas: TableSchemas, definition: TableDef, props: PostgresProperties,
