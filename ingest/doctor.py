@@ -72,15 +72,14 @@ def check_source(source: SourceSettings, base_dir: Path) -> str:
     connector = registry.create(source, base_dir=base_dir)   # invalid properties: the same ConfigError as run
     try:
         props = source.properties
-        if "database.hostname" in props or source.connector in DEFAULT_PORTS:
+        port = next((spec for spec in registry.property_fields(source.connector) if spec.name == "database.port"),
+                    None)   # a connector with a server declares its port (and its default)
+        if port is not None:
             host = str(props.get("database.hostname", "localhost"))
-            _tcp(host, int(props.get("database.port", DEFAULT_PORTS.get(source.connector, 0))))
+            _tcp(host, int(props.get("database.port") or port.default or 0))
         return connector.check()
     finally:
         connector.close()
-
-
-DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
 
 
 def source_properties(source: SourceSettings) -> str:

@@ -39,6 +39,11 @@ COLUMN_HASH_V2 = Field("column.mask.hash.v2.ALGO.with.salt.SALT", "regex-list",
                        name_pattern=r"column\.mask\.hash\.v2\.([^.]+)\.with\.salt\.(.+)", secret_name_group=2,
                        doc="as column.mask.hash, of the value's UTF-8 bytes (Debezium's v2)")
 COLUMN_MAPPERS = [COLUMN_TRUNCATE, COLUMN_MASK, COLUMN_HASH, COLUMN_HASH_V2]
+PROPAGATE_COLUMN_TYPE = Field("column.propagate.source.type", "regex-list",
+                              doc="these columns' field schemas carry the source type, length, scale, comment "
+                                  "and name (`__debezium.source.column.*` parameters)")
+PROPAGATE_DATATYPE = Field("datatype.propagate.source.type", "regex-list",
+                           doc="as column.propagate.source.type, for the columns whose `table.TYPENAME` matches")
 
 
 def column_mappers(p: ParsedProperties) -> ColumnMappers:
@@ -47,7 +52,9 @@ def column_mappers(p: ParsedProperties) -> ColumnMappers:
         truncations=[(int(m.groups[0]), m.value) for m in p[COLUMN_TRUNCATE.name]],
         masks=[(int(m.groups[0]), m.value) for m in p[COLUMN_MASK.name]],
         hashes=[(1, m.groups[0], m.groups[1], m.value) for m in p[COLUMN_HASH.name]]
-        + [(2, m.groups[0], m.groups[1], m.value) for m in p[COLUMN_HASH_V2.name]])
+        + [(2, m.groups[0], m.groups[1], m.value) for m in p[COLUMN_HASH_V2.name]],
+        propagate_columns=p.values.get(PROPAGATE_COLUMN_TYPE.name, ()),
+        propagate_datatypes=p.values.get(PROPAGATE_DATATYPE.name, ()))
 
 
 TIME_PRECISION_MODE = Field("time.precision.mode", "choice", allowed=("adaptive", "adaptive_time_microseconds",
@@ -71,7 +78,7 @@ POLL_INTERVAL_MS = Field("poll.interval.ms", "int", default=500, minimum=1,
 # Debezium features lakecdc does not implement; each changes what is captured, so refusing it beats silently
 # doing something else.
 DEBEZIUM_UNSUPPORTED = unsupported(
-    "column.propagate.source.type*", "message.key.columns", "converters*",
+    "message.key.columns", "converters*",
     "signal.*", "incremental.snapshot.*", "snapshot.select.statement.overrides*", "snapshot.mode.custom*",
     "snapshot.mode.configuration*")
 

@@ -9,12 +9,16 @@ hashed before they leave the connector, with the field-schema parameters Debeziu
   SALT then the value, cut to the column's declared length; NULL stays NULL; `masked=true`. v1 digests the
   value as Java serializes a String (ObjectOutputStream: the stream header, TC_STRING and modified UTF-8), v2
   its UTF-8 bytes.
+- `column.propagate.source.type` (by column name) and `datatype.propagate.source.type` (by
+  table.TYPENAME): values unchanged; the field gets `__debezium.source.column.type` (the type name, upper
+  case), `.length` and `.scale` when declared, `.comment` when there is one, and `.name`.
 
 Each property's value is a comma-separated list of regular expressions over fully-qualified column names
 (schema.table.column for PostgreSQL, database.table.column for MariaDB/MySQL), matched whole and ignoring
-case. A column takes the first rule that matches it, in Debezium's order: truncations, masks, hashes, v2
-hashes (in the order the properties are given within each kind). A mapper changes the value after the type
-conversion, and only in the value (`before`/`after`), never in the key."""
+case. A column takes the first rule that matches it, in Debezium's order: truncations, masks, propagation by
+column, propagation by type, hashes, v2 hashes (in the order the properties are given within each kind). A
+mapper changes the value after the type conversion, and only in the value (`before`/`after`), never in the
+key."""
 
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ import hashlib
 import re
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ingest.errors import ConfigError, LakecdcError
@@ -51,6 +55,11 @@ class MappedColumn:
     is_string: bool
     length: int | None
     base64_bytes: bool = False   # its values are Connect bytes, held as base64 text until written
+    # for column.propagate.source.type: Debezium's Column name, typeName, scale and comment
+    name: str = ""
+    type_name: str = ""
+    scale: int | None = None
+    comment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,16 +120,37 @@ class Hash:
         return {"masked": "true"}
 
 
-Mapper = Truncate | Mask | Hash
+@dataclass(frozen=True)
+class PropagateSourceType:
+    """Debezium's PropagateSourceMetadataToSchemaParameter."""
+
+    def converter(self, column: MappedColumn) -> Convert | None:
+        return None
+
+    def schema_parameters(self, column: MappedColumn) -> dict[str, str]:
+        out = {"__debezium.source.column.type": column.type_name.upper()}
+        if column.length is not None:
+            out["__debezium.source.column.length"] = str(column.length)
+        if column.scale is not None:
+            out["__debezium.source.column.scale"] = str(column.scale)
+        if column.comment:
+            out["__debezium.source.column.comment"] = column.comment
+        out["__debezium.source.column.name"] = column.name
+        return out
+
+
+Mapper = Truncate | Mask | Hash | PropagateSourceType
 
 
 @dataclass(frozen=True)
 class Rule:
     patterns: tuple[re.Pattern[str], ...]
     mapper: Mapper
+    by_datatype: bool = False   # matched against table.TYPENAME instead of table.column
 
-    def matches(self, qualified_column: str) -> bool:
-        return any(p.fullmatch(qualified_column) for p in self.patterns)
+    def matches(self, qualified_column: str, qualified_datatype: str | None) -> bool:
+        name = qualified_datatype if self.by_datatype else qualified_column
+        return name is not None and any(p.fullmatch(name) for p in self.patterns)
 
 
 class ColumnMappers:
@@ -132,19 +162,28 @@ class ColumnMappers:
     def __bool__(self) -> bool:
         return bool(self.rules)
 
-    def for_column(self, qualified_column: str) -> Mapper | None:
+    def for_column(self, qualified_column: str, qualified_datatype: str | None = None) -> Mapper | None:
+        """The mapper of a column named schema.table.column (or database.table.column), whose type is
+        schema.table.TYPENAME (for datatype.propagate.source.type)."""
         for rule in self.rules:
-            if rule.matches(qualified_column):
+            if rule.matches(qualified_column, qualified_datatype):
                 return rule.mapper
         return None
 
     @classmethod
     def from_properties(cls, truncations: Sequence[tuple[int, tuple[re.Pattern[str], ...]]],
                         masks: Sequence[tuple[int, tuple[re.Pattern[str], ...]]],
-                        hashes: Sequence[tuple[int, str, str, tuple[re.Pattern[str], ...]]]) -> ColumnMappers:
+                        hashes: Sequence[tuple[int, str, str, tuple[re.Pattern[str], ...]]],
+                        propagate_columns: tuple[re.Pattern[str], ...] = (),
+                        propagate_datatypes: tuple[re.Pattern[str], ...] = ()) -> ColumnMappers:
         """Rules from the parsed properties: (N, patterns) per truncation and per mask, (version, Java algorithm
-        name, salt, patterns) per hash; a Java algorithm without a hashlib equivalent is a ConfigError."""
+        name, salt, patterns) per hash, the patterns of the two propagation properties; a Java algorithm
+        without a hashlib equivalent is a ConfigError."""
         rules = [Rule(p, Truncate(n)) for n, p in truncations] + [Rule(p, Mask(n)) for n, p in masks]
+        if propagate_columns:
+            rules.append(Rule(propagate_columns, PropagateSourceType()))
+        if propagate_datatypes:
+            rules.append(Rule(propagate_datatypes, PropagateSourceType(), by_datatype=True))
         for version in (1, 2):
             for v, algorithm, salt, patterns in hashes:
                 if v != version:
@@ -162,17 +201,19 @@ class ColumnMappers:
 def map_column(mappers: ColumnMappers, qualified_column: str, column: MappedColumn
                ) -> tuple[Convert | None, dict[str, str]]:
     """(the converter to apply after the type conversion or None, the field-schema parameters to add)."""
-    mapper = mappers.for_column(qualified_column)
+    datatype = qualified_column.rsplit(".", 1)[0] + "." + column.type_name if column.type_name else None
+    mapper = mappers.for_column(qualified_column, datatype)
     if mapper is None:
         return None, {}
     return mapper.converter(column), mapper.schema_parameters(column)
 
 
 def key_column_error(qualified_column: str) -> LakecdcError:
-    """Debezium maps a key column's value but not the key itself (nor the key schema); lakecdc builds keys from
-    the converted values, so it refuses such a rule rather than change the key."""
-    return LakecdcError(f"{qualified_column}: column mappers (column.mask.*, column.truncate.*) on key columns "
-                        "are not supported yet")
+    """Debezium changes a key column's value in the value but not in the key; lakecdc builds keys from the
+    converted values, so it refuses a rule that changes a key column's values rather than change the key.
+    (Schema parameters alone are fine: the key schema keeps the column's unmapped schema.)"""
+    return LakecdcError(f"{qualified_column}: column.mask.* / column.truncate.* on key columns are not "
+                        "supported yet")
 
 
 @dataclass(frozen=True)
@@ -185,11 +226,11 @@ class MappedField:
     null_value: Any = None
 
 
-def map_field(mappers: ColumnMappers, qualified_column: str, is_string: bool, length: int | None,
-              schema: dict[str, Any], convert: Convert) -> MappedField | None:
+def map_field(mappers: ColumnMappers, qualified_column: str, column: MappedColumn, schema: dict[str, Any],
+              convert: Convert) -> MappedField | None:
     """The mapper of `qualified_column` applied to a connector's field schema and converter (the converter's
     output is the JSON value: Connect bytes as base64 text); None when no mapper changes anything."""
-    column = MappedColumn(is_string, length, base64_bytes=schema.get("type") == "bytes" and "name" not in schema)
+    column = replace(column, base64_bytes=schema.get("type") == "bytes" and "name" not in schema)
     mapping, parameters = map_column(mappers, qualified_column, column)
     if mapping is None and not parameters:
         return None

@@ -16,7 +16,7 @@ version 2. MongoDB keeps the layout of Debezium's MongoDB connector documentatio
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,10 +109,12 @@ def table_schemas(
     provide_transaction_metadata: bool = False,
     include_database: bool = False,
     name_adjustment: str = "none",
+    key_column_schemas: Mapping[str, cs.Schema] | None = None,
 ) -> TableSchemas:
     """Schemas of a relational table: `columns` are (name, Connect schema) in table order, as the
     connector's type converters produce them; `key_columns` the primary key (or unique key, or
-    message.key.columns) in key order. No key columns: the key is null."""
+    message.key.columns) in key order. No key columns: the key is null. `key_column_schemas`: a key column's
+    schema in the key when it differs from the value's (column mappers add parameters to the value only)."""
     check_connector(connector)
     if connector == "mongodb":
         raise LakecdcError("MongoDB collections have no row schema: use mongodb_table_schemas()")
@@ -125,7 +127,8 @@ def table_schemas(
         raise LakecdcError(f"table {table!r}: key column(s) {', '.join(missing)} not among the columns")
     key_schema = None
     if key_columns:
-        key_schema = cs.struct([(k, by_name[k]) for k in key_columns], False,
+        in_key = key_column_schemas or {}
+        key_schema = cs.struct([(k, in_key.get(k, by_name[k])) for k in key_columns], False,
                                name=tp.key_schema_name(topic, name_adjustment))
     row = cs.struct(columns, True, name=tp.value_schema_name(topic, name_adjustment))
     ts = TS_US_NS_DEFAULT[connector] if ts_us_ns is None else ts_us_ns

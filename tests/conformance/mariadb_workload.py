@@ -17,7 +17,11 @@ RUNS: dict[str, dict[str, str]] = {
     "my_b": {"decimal.handling.mode": "double", "time.precision.mode": "connect",
              "binary.handling.mode": "base64", "bigint.unsigned.handling.mode": "precise"},
     "my_c": {"decimal.handling.mode": "string", "time.precision.mode": "adaptive_time_microseconds",
-             "binary.handling.mode": "base64-url-safe", "bigint.unsigned.handling.mode": "long"},
+             "binary.handling.mode": "base64-url-safe", "bigint.unsigned.handling.mode": "long",
+             # source types in the field schemas, the key column included (its key schema stays plain)
+             "column.propagate.source.type": r".*\.types\.(id|c_decimal_10_2|c_varchar|c_enum|c_int_u|"
+                                             r"c_double_7_2|c_datetime6|c_text|c_bigint_u|c_float_m_d)",
+             "datatype.propagate.source.type": r".+\.YEAR,.+\.BIT,.+\.TIME"},
     "my_d": {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive_time_microseconds",
              "binary.handling.mode": "hex", "bigint.unsigned.handling.mode": "precise",
              # column mappers, on columns whose types the other runs cover unmapped

@@ -19,7 +19,10 @@ RUNS: dict[str, dict[str, str]] = {
              # a truncated bytea in bytes mode (Debezium cuts the bytes), TOASTed and unchanged values included
              "column.truncate.to.3.chars": r".*\.toast_full\.bin"},
     "pgb": {"decimal.handling.mode": "double", "time.precision.mode": "adaptive_time_microseconds",
-             "binary.handling.mode": "base64", "hstore.handling.mode": "json", "interval.handling.mode": "string"},
+             "binary.handling.mode": "base64", "hstore.handling.mode": "json", "interval.handling.mode": "string",
+             # every column's source type, length and scale in its field schema (the key column included)
+             "column.propagate.source.type": r".*\.types\..*",
+             "datatype.propagate.source.type": r".+\.defaults\.(numeric|bool|varchar)"},
     "pgc": {"decimal.handling.mode": "string", "time.precision.mode": "connect",
              "binary.handling.mode": "hex", "hstore.handling.mode": "map",
              "interval.handling.mode": "numeric"},

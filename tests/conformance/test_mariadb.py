@@ -105,3 +105,12 @@ def test_column_mappers_took_effect(mariadb_captured: Captured) -> None:
     assert fields["c_varchar"]["parameters"]["truncateLength"] == "2"
     blobs = [e.payload["after"]["c_blob"] for e in data("my_a") if e.payload["after"]["c_blob"] is not None]
     assert blobs and {len(base64.b64decode(b)) for b in blobs} == {1}
+    # run my_c propagates source types: in the value's field schemas, not in the key's
+    event = data("my_c")[0]
+    after = next(f for f in event.value["schema"]["fields"] if f["field"] == "after")
+    fields = {f["field"]: f.get("parameters", {}) for f in after["fields"]}
+    assert fields["c_decimal_10_2"]["__debezium.source.column.type"] == "DECIMAL"
+    assert fields["c_decimal_10_2"]["__debezium.source.column.scale"] == "2"
+    assert fields["id"]["__debezium.source.column.name"] == "id"
+    assert fields["c_year"]["__debezium.source.column.type"] == "YEAR"    # by type
+    assert all("parameters" not in f for f in event.key["schema"]["fields"])

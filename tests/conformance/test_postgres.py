@@ -114,3 +114,13 @@ def test_column_mappers_took_effect(pg_captured: Captured) -> None:
     assert all(len(r["v"]) == 5 for r in rows("pgd", "defaults"))                         # varchar(5)
     cut = [base64.b64decode(r["bin"]) for r in rows("pga", "toast_full") if r["bin"]]
     assert cut and all(len(b) <= 3 for b in cut if b != b"__debezium_unavailable_value"), cut
+    # run pgb propagates the source types: in the value's field schemas, not in the key's
+    event = next(e for e in map(to_event, pg_captured.runs["pgb"][0])
+                 if e.topic == "pgb.pgb.types" and e.kind == "data" and e.op == "r")
+    after = next(f for f in event.value["schema"]["fields"] if f["field"] == "after")
+    fields = {f["field"]: f.get("parameters", {}) for f in after["fields"]}
+    assert {k: v for k, v in fields["c_numeric_10_2"].items() if k.startswith("__debezium")} == {
+        "__debezium.source.column.type": "NUMERIC", "__debezium.source.column.length": "10",
+        "__debezium.source.column.scale": "2", "__debezium.source.column.name": "c_numeric_10_2"}
+    assert fields["c_domain"]["__debezium.source.column.type"] == "CONFORMANCE_POSITIVE"
+    assert all("parameters" not in f for f in event.key["schema"]["fields"])

@@ -146,7 +146,7 @@ def test_mysql_codecs_map_values_and_refuse_mapped_key_columns() -> None:
     after = next(f for f in codec.schemas.envelope_schema["fields"] if f["field"] == "after")
     assert {f["field"]: f.get("parameters") for f in after["fields"]} == {
         "email": None, "note": {"masked": "true"}, "n": {"masked": "true"}}
-    with pytest.raises(LakecdcError, match=r"db\.t\.email: column mappers .* on key columns are not supported yet"):
+    with pytest.raises(LakecdcError, match=r"db\.t\.email: column.mask.* / column.truncate.* on key columns are not"):
         build_codec("mariadb", "p", table, Filters(), TypeOptions(),
                     mappers=cm.ColumnMappers.from_properties([(3, (_regex(r"db\.t\.email"),))], [], []))
 
@@ -177,7 +177,7 @@ def test_postgres_tables_map_values_nulls_and_refuse_mapped_key_columns() -> Non
     assert row == {"id": "k1", "note": "***", "code": cm.Hash("md5", b"s", 2).converter(
         cm.MappedColumn(True, 8))("abc")} and len(row["code"]) == 8
     assert captured.key_from(row, ["k1", None, "abc"]) == {"id": "k1"}
-    with pytest.raises(LakecdcError, match=r"inv\.t\.id: column mappers"):
+    with pytest.raises(LakecdcError, match=r"inv\.t\.id: column.mask"):
         build_table(table, parse_properties({**_PG, "column.truncate.to.1.chars": r"inv\.t\.id"}))
 
 
@@ -199,3 +199,33 @@ def test_a_salt_can_come_from_the_environment_and_is_never_shown(tmp_path, monke
     with pytest.raises(ConfigError) as exc:
         FIELDS.parse({**raw, "column.mask.hash.v2.SHA-256.with.salt.s3cr3t": "inv.(t"}, "pg")
     assert "s3cr3t" not in str(exc.value) and "salt.(hidden): 'inv.(t' is not a valid" in str(exc.value)
+
+
+def test_source_types_propagate_to_value_schemas_not_keys() -> None:
+    """column.propagate.source.type / datatype.propagate.source.type on MariaDB: the parameters of Debezium's
+    PropagateSourceMetadataToSchemaParameter in the value's field schema; the key schema stays plain (Debezium
+    builds keys without mappers), so key columns may be matched."""
+    from ingest.connectors.mysql.codec import build_codec
+    from ingest.connectors.mysql.filters import Filters
+    from ingest.connectors.mysql.properties import parse_properties as parse_mysql
+    from ingest.connectors.mysql.schema_track import SchemaTracker
+    from ingest.connectors.mysql.types import TypeOptions
+
+    tracker = SchemaTracker("mariadb")
+    tracker.apply("CREATE TABLE t (id INT UNSIGNED PRIMARY KEY, price DECIMAL(10,2) COMMENT 'in euro', "
+                  "y YEAR, note VARCHAR(20))", "db")
+    props = parse_mysql("mariadb", {"database.hostname": "h", "database.user": "u", "database.server.id": "1",
+                                    "topic.prefix": "p", "column.propagate.source.type": r"db\.t\.(id|price)",
+                                    "datatype.propagate.source.type": r".+\.YEAR"})
+    codec = build_codec("mariadb", "p", tracker.table("db", "t"), Filters(), TypeOptions(),
+                        mappers=props.column_mappers)
+    after = next(f for f in codec.schemas.envelope_schema["fields"] if f["field"] == "after")
+    params = {f["field"]: f.get("parameters") for f in after["fields"]}
+    assert params["id"] == {"__debezium.source.column.type": "INT UNSIGNED", "__debezium.source.column.name": "id"}
+    assert params["price"] == {"scale": "2", "connect.decimal.precision": "10",
+                               "__debezium.source.column.type": "DECIMAL", "__debezium.source.column.length": "10",
+                               "__debezium.source.column.scale": "2", "__debezium.source.column.comment": "in euro",
+                               "__debezium.source.column.name": "price"}
+    assert params["y"]["__debezium.source.column.type"] == "YEAR" and params["note"] is None
+    assert "parameters" not in codec.schemas.key_schema["fields"][0]
+    assert codec.mapped_columns == frozenset()   # values unchanged: the fast paths stay

@@ -4,6 +4,7 @@ no two modules import each other in a circle (function-level imports included)."
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,14 @@ def test_no_import_circles() -> None:
         if module not in state:
             visit(module, [])
     assert not circles, "import circles:\n" + "\n".join(circles)
+
+
+def test_runner_writer_and_commands_name_no_connector() -> None:
+    """Adding a connector touches its package and the registry only: the runner, the bronze writer and the
+    commands reach connectors through the registry and the SourceConnector interface, never by name."""
+    from ingest.connectors.registry import CONNECTORS
+
+    named = re.compile("[\"'](" + "|".join(re.escape(name) for name in CONNECTORS) + ")[\"']")
+    for module in ("runner.py", "bronze/writer.py", "bronze/status.py", "cli.py", "ingest_cli.py", "doctor.py"):
+        found = named.findall((INGEST / module).read_text())
+        assert not found, f"ingest/{module} names connectors {found}"

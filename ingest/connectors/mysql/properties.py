@@ -77,6 +77,8 @@ FIELDS = FieldSet(
             "snapshot.tables.order.by.row.count", "guardrail.collections.max", "guardrail.collections.limit.action",
             "driver.*"),
     common.COLUMN_MAPPERS,
+    common.PROPAGATE_COLUMN_TYPE,
+    common.PROPAGATE_DATATYPE,
     common.DEBEZIUM_UNSUPPORTED,
     unsupported("read.only*"),
 )

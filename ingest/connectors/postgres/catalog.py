@@ -3,7 +3,7 @@ primary key, replica identity. Used at snapshot time and when a Relation message
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ingest.connectors.postgres.types import PgType, parse_array
@@ -101,7 +101,7 @@ class Catalog:
             return PgType(oid, f"unknown_{oid}", "b", typmod)
         _, name, typtype, elem, base, base_mod, category, labels = row
         if typtype == "d":  # domain: the base type, with the domain's modifier when the column has none
-            return self.pg_type(base, typmod if typmod >= 0 else base_mod)
+            return replace(self.pg_type(base, typmod if typmod >= 0 else base_mod), domain=name)
         if category == "A" and elem:
             return PgType(oid, name, typtype, typmod, element=self.pg_type(elem, typmod))
         return PgType(oid, name, typtype, typmod, enum_labels=tuple(labels or ()))

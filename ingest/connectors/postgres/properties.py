@@ -76,6 +76,8 @@ FIELDS = FieldSet(
           doc="standby status interval of the replication connection (ms)"),
     common.KAFKA_CONNECT_ONLY,
     common.COLUMN_MAPPERS,
+    common.PROPAGATE_COLUMN_TYPE,
+    common.PROPAGATE_DATATYPE,
     common.DEBEZIUM_UNSUPPORTED,
 )
 

@@ -7,11 +7,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.connectors.postgres import jdbc_metadata as jdbc
 from ingest.connectors.postgres.catalog import TableDef
 from ingest.connectors.postgres.pgoutput import UNCHANGED_TOAST
 from ingest.connectors.postgres.properties import PostgresProperties
 from ingest.connectors.postgres.types import ColumnConverter, PgType, column_converter, numeric_typmod
-from ingest.events.column_mappers import JDBC_STRING_TYPES, key_column_error, map_field
+from ingest.events.column_mappers import JDBC_STRING_TYPES, MappedColumn, key_column_error, map_field
 from ingest.events.envelope import Column, TableChange, TableSchemas, quoted_table_id, table_schemas
 
 log = logging.getLogger(__name__)
@@ -110,9 +111,16 @@ def _is_string(t: PgType) -> bool:
     return t.element is None and (jdbc_type(t) in JDBC_STRING_TYPES or t.typtype == "e")
 
 
-def _mapped(conv: ColumnConverter, qualified: str, t: PgType, props: PostgresProperties) -> ColumnConverter:
-    """The value converter with the column mapper of `qualified` applied (column.mask.*, column.truncate.*)."""
-    mapped = map_field(props.column_mappers, qualified, _is_string(t), column_length(t), conv.schema, conv.convert)
+def _mapped(conv: ColumnConverter, qualified: str, t: PgType, props: PostgresProperties, streaming: bool
+            ) -> ColumnConverter:
+    """The value converter with the column mapper of `qualified` applied (column.mask.*, column.truncate.*,
+    column.propagate.source.type); `streaming`: the table comes from a Relation message (jdbc_metadata)."""
+    if streaming:
+        length, scale = jdbc.decoder_column_size(t), jdbc.decoder_decimal_digits(t)
+    else:
+        length, scale = jdbc.column_size(t), jdbc.decimal_digits(t)
+    source = MappedColumn(_is_string(t), length, name=conv.name, type_name=jdbc.type_name(t), scale=scale)
+    mapped = map_field(props.column_mappers, qualified, source, conv.schema, conv.convert)
     if mapped is None:
         return conv
     extra = {**conv.extra, "null_value": mapped.null_value} if mapped.null_value is not None else conv.extra
@@ -167,8 +175,8 @@ def build_table(definition: TableDef, props: PostgresProperties, relation_column
         if props.captures_column(definition.schema, definition.table, name):
             if props.column_mappers:
                 qualified = f"{definition.schema}.{definition.table}.{name}"
-                mapped = _mapped(conv, qualified, col.type, props)
-                if mapped is not conv and name in key_set:
+                mapped = _mapped(conv, qualified, col.type, props, streaming=relation_columns is not None)
+                if mapped.convert is not conv.convert and name in key_set:
                     raise key_column_error(qualified)
                 conv = mapped
             converters.append((index, conv))
@@ -180,6 +188,7 @@ def build_table(definition: TableDef, props: PostgresProperties, relation_column
                                  if k in key_convs and k not in dict(value_columns)],
         key_columns=[k for k in definition.key_columns if k in key_convs],
         provide_transaction_metadata=props.provide_transaction_metadata,
+        key_column_schemas={k: conv.schema for k, (_, conv) in key_convs.items()},
     )
     if any(k not in dict(value_columns) for k in key_convs):
         # key columns excluded by column.exclude.list stay in the key only (Debezium rule): rebuild without them

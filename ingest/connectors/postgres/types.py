@@ -42,6 +42,7 @@ class PgType:
     typmod: int = -1
     element: PgType | None = None  # arrays: the element type
     enum_labels: tuple[str, ...] = ()
+    domain: str | None = None      # the domain's typname, when the column's type is a domain over this type
 
 
 @dataclass(frozen=True)
