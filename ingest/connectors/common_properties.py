@@ -72,6 +72,12 @@ PROVIDE_TRANSACTION_METADATA = Field("provide.transaction.metadata", "bool", def
                                      doc="the envelope's `transaction` block")
 SKIPPED_OPERATIONS = Field("skipped.operations", "choice-list", default="t", allowed=("c", "u", "d", "t"),
                            doc="operations not captured; giving the property replaces the default")
+HEARTBEAT_INTERVAL_MS = Field("heartbeat.interval.ms", "int", default=0,
+                              doc="how often a heartbeat event goes to `<topic.heartbeat.prefix>.<topic.prefix>` "
+                                  "(bronze rows with op NULL) while streaming (ms; 0: never)")
+HEARTBEAT_TOPIC_PREFIX = Field("topic.heartbeat.prefix", default="__debezium-heartbeat", pattern=r"[A-Za-z0-9._-]+",
+                               pattern_meaning="a valid topic prefix (letters, digits, '.', '_' and '-' only)",
+                               doc="the first part of the heartbeat topic")
 POLL_INTERVAL_MS = Field("poll.interval.ms", "int", default=500, minimum=1,
                          doc="how long to wait for new changes when caught up (ms)")
 
@@ -87,6 +93,6 @@ DEBEZIUM_UNSUPPORTED = unsupported(
 KAFKA_CONNECT_ONLY = ignored(
     "name", "connector.class", "tasks.max", "key.converter", "value.converter", "key.converter.schemas.enable",
     "value.converter.schemas.enable", "topic.cache.size", "topic.delimiter", "topic.naming.strategy",
-    "topic.transaction", "topic.heartbeat.prefix", "max.queue.size", "max.queue.size.in.bytes", "max.batch.size",
+    "topic.transaction", "max.queue.size", "max.queue.size.in.bytes", "max.batch.size",
     "errors.max.retries", "custom.metric.tags", "notification.enabled.channels", "schema.history.internal.*",
     "database.history.*")

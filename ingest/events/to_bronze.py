@@ -12,8 +12,17 @@ from typing import Any
 
 from ingest.bronze.contract import BronzeEvent, BronzeSchemaChange
 from ingest.errors import LakecdcError
-from ingest.events.envelope import OPS, ChangeEvent, SchemaChangeEvent, TableSchemas, envelope_value, key_of, now_ts
-from ingest.events.json_converter import dumps_str
+from ingest.events.envelope import (
+    OPS,
+    ChangeEvent,
+    HeartbeatEvent,
+    SchemaChangeEvent,
+    TableSchemas,
+    envelope_value,
+    key_of,
+    now_ts,
+)
+from ingest.events.json_converter import canonical_schema_json, dumps_str
 from ingest.events.source_info import snapshot_text
 
 
@@ -74,6 +83,15 @@ def schema_change_to_bronze(event: SchemaChangeEvent, *, seq: str, position: str
         schema_name=event.schema_name, ddl=event.ddl, table_changes=dumps_str(value["tableChanges"]),
         event=dumps_str(value), position=position,
     )
+
+
+def heartbeat_to_bronze(event: HeartbeatEvent, *, seq: str, position: str | None) -> BronzeEvent:
+    """A heartbeat on its topic: op NULL, table_id = the topic (as the debezium-json source lands them)."""
+    return BronzeEvent(
+        topic=event.topic, table_id=event.topic, op=None, seq=seq, key=dumps_str(event.key),
+        value=dumps_str(event.value()), key_schema=canonical_schema_json(event.key_schema),
+        value_schema=canonical_schema_json(event.value_schema), ts_ms=event.ts_ms, source_ts_ms=event.ts_ms,
+        txn_id=None, snapshot="false", position=position)
 
 
 def to_bronze(

@@ -64,3 +64,14 @@ def test_seqs():
     recovery = make_seq(2, 328, RECOVERY_INDEX + 3)
     assert is_recovery_seq(recovery) and not is_recovery_seq(make_seq(2, 328, 3))
     assert first_recovery_seq(recovery) == make_seq(2, 328, RECOVERY_INDEX)
+
+
+def test_heartbeat_seqs_count_on_at_a_position_and_sort_between_transactions() -> None:
+    from ingest.connectors.mysql.offsets import HEARTBEAT_INDEX, RECOVERY_INDEX, heartbeat_seq, make_seq
+
+    first = heartbeat_seq(3, 1000, last_seq=make_seq(3, 1000, 0))          # after the END marker at 1000
+    assert first == make_seq(3, 1000, HEARTBEAT_INDEX) and first > make_seq(3, 1000, 5)
+    second = heartbeat_seq(3, 1000, last_seq=first)                          # the next one, or after a restart
+    assert second == make_seq(3, 1000, HEARTBEAT_INDEX + 1)
+    assert heartbeat_seq(3, 2000, last_seq=second) == make_seq(3, 2000, HEARTBEAT_INDEX)
+    assert second < make_seq(3, 1001, 0) and second < make_seq(3, 1000, RECOVERY_INDEX)

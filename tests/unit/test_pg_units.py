@@ -349,3 +349,14 @@ def test_replay_applies_events_in_seq_order() -> None:
               event("3", "c", '{"id":2}', {"id": 2, "v": "b", "w": 1}),
               event("4", "d", '{"id":2}', None)]
     assert replay(events) == {"db.s.t": {'{"id":1}': {"id": 1, "v": "a", "w": 2}}}
+
+
+def test_heartbeat_seqs_count_on_and_sort_before_the_next_transaction() -> None:
+    from ingest.connectors.postgres.offsets import heartbeat_seq, make_seq
+
+    end = 0x1000   # end LSN of the last complete transaction
+    first = heartbeat_seq(end, last_seq=make_seq(0x0F00, 0x0F80, 3))
+    assert first > make_seq(0x0F00, 0x0F80, 3) and first > make_seq(end, end, 0)   # a message at that LSN
+    second = heartbeat_seq(end, last_seq=first)
+    assert second > first and second[:-8] == first[:-8]
+    assert second < make_seq(end + 1, end + 1, 1)          # the next transaction commits after `end`

@@ -5,6 +5,7 @@ lives here: the envelope text around the row of a bulk path (the columnar snapsh
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ingest.bronze.contract import BronzeEvent, BronzeSchemaChange
@@ -12,7 +13,12 @@ from ingest.connectors.mysql.codec import TableCodec
 from ingest.events import envelope as ev
 from ingest.events.json_converter import canonical_schema_json, dumps_str
 from ingest.events.source_info import VERSION, mariadb_source, mysql_source
-from ingest.events.to_bronze import change_to_bronze, relational_change_to_bronze, schema_change_to_bronze
+from ingest.events.to_bronze import (
+    change_to_bronze,
+    heartbeat_to_bronze,
+    relational_change_to_bronze,
+    schema_change_to_bronze,
+)
 
 _ROW_MARK = "\x00row\x00"   # stands for the row JSON while the envelope text around it is built
 
@@ -51,6 +57,11 @@ class MySqlEventDispatcher:
         event = ev.SchemaChangeEvent(self.flavor, self.topic_prefix, source, db, None, ddl,
                                      [ev.TableChange.from_payload(entry) for entry in table_changes])
         return schema_change_to_bronze(event, seq=seq, position=position)
+
+    def heartbeat(self, heartbeat_prefix: str, seq: str, position: str) -> BronzeEvent:
+        """A heartbeat on <topic.heartbeat.prefix>.<topic.prefix>: key serverName, value ts_ms."""
+        event = ev.HeartbeatEvent(self.topic_prefix, int(time.time() * 1000), heartbeat_prefix)
+        return heartbeat_to_bronze(event, seq=seq, position=position)
 
     def transaction_event(self, event: ev.TransactionEvent, seq: str, position: str) -> BronzeEvent:
         """A BEGIN or END marker on the <prefix>.transaction topic (op NULL, table_id = the topic)."""

@@ -28,10 +28,21 @@ from ingest.bronze.contract import encode_seq
 
 SEQ_WIDTHS = (8, 10, 8)
 RECOVERY_INDEX = 0x80000000  # seq index of snapshot.mode=recovery records: after any DDL or truncate at that pos
+HEARTBEAT_INDEX = 0x40000000  # seq index of the first heartbeat at a position (after its END marker, truncates)
 
 
 def make_seq(file_number: int, pos: int, index: int) -> str:
     return encode_seq((file_number, pos, index), SEQ_WIDTHS)
+
+
+def heartbeat_seq(file_number: int, pos: int, last_seq: str | None) -> str:
+    """The seq of a heartbeat at `pos` (the end of the last complete transaction): HEARTBEAT_INDEX + n, n
+    counting on from the last heartbeat landed at that position."""
+    seq = make_seq(file_number, pos, HEARTBEAT_INDEX)
+    if last_seq is not None and last_seq[:-8] == seq[:-8] and HEARTBEAT_INDEX <= int(last_seq[-8:], 16) \
+            < RECOVERY_INDEX:
+        return seq[:-8] + f"{int(last_seq[-8:], 16) + 1:08x}"
+    return seq
 
 
 def is_recovery_seq(seq: str) -> bool:

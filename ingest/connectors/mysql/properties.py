@@ -73,9 +73,11 @@ FIELDS = FieldSet(
             "schema.name.adjustment.mode", "field.name.adjustment.mode", "include.schema.comments",
             "database.server.name", "enable.time.adjuster", "binlog.buffer.size",
             "event.converting.failure.handling.mode", "event.processing.failure.handling.mode",
-            "event.deserialization.failure.handling.mode", "skip.messages.without.change", "heartbeat.interval.ms",
+            "event.deserialization.failure.handling.mode", "skip.messages.without.change",
             "snapshot.tables.order.by.row.count", "guardrail.collections.max", "guardrail.collections.limit.action",
             "driver.*"),
+    common.HEARTBEAT_INTERVAL_MS,
+    common.HEARTBEAT_TOPIC_PREFIX,
     common.COLUMN_MAPPERS,
     common.PROPAGATE_COLUMN_TYPE,
     common.PROPAGATE_DATATYPE,
@@ -95,6 +97,8 @@ class MySqlProperties:
     topic_prefix: str = ""
     filters: Filters = Filters()
     column_mappers: ColumnMappers = ColumnMappers()
+    heartbeat_interval_ms: int = 0
+    heartbeat_topic_prefix: str = "__debezium-heartbeat"
     snapshot_mode: str = "initial"
     locking_mode: str = "minimal"
     lock_timeout_ms: int = 10_000
@@ -155,6 +159,8 @@ def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
             snapshot_include=p["snapshot.include.collection.list"],
         ),
         column_mappers=common.column_mappers(p),
+        heartbeat_interval_ms=p["heartbeat.interval.ms"],
+        heartbeat_topic_prefix=p["topic.heartbeat.prefix"],
         snapshot_mode=p["snapshot.mode"],
         locking_mode=p["snapshot.locking.mode"],
         lock_timeout_ms=p["snapshot.lock.timeout.ms"],

@@ -35,7 +35,7 @@ from ingest.connectors.mysql import rowdecode, tablemap_cache
 from ingest.connectors.mysql.codec import TableCodec, TableCodecs
 from ingest.connectors.mysql.events import MySqlEventDispatcher
 from ingest.connectors.mysql.gtid import gtid_set
-from ingest.connectors.mysql.offsets import MySqlOffset, make_seq
+from ingest.connectors.mysql.offsets import MySqlOffset, heartbeat_seq, make_seq
 from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.rowdecode import PlanCache
 from ingest.connectors.mysql.schema_track import SchemaTracker
@@ -123,6 +123,8 @@ class MySqlStreamingSource:
         batch = Batch()
         started = time.monotonic()
         failures = 0
+        heartbeat = self.config.heartbeat_interval_ms / 1000
+        last_heartbeat = started
         while True:
             reader = self._reader()
             got_any = False
@@ -150,6 +152,9 @@ class MySqlStreamingSource:
             finally:
                 reader.close()
             # End of the binlog for now (non-blocking dump): always at a transaction boundary.
+            if heartbeat and time.monotonic() - last_heartbeat >= heartbeat:
+                last_heartbeat = time.monotonic()
+                self._heartbeat(batch)
             batch.caught_up = True
             yield batch
             batch, started = Batch(), time.monotonic()
@@ -207,6 +212,14 @@ class MySqlStreamingSource:
         if not self._emit_ok(seq):
             return  # landed before a reconnect or restart
         batch.events.append(self.events.transaction_event(event, seq, self.position()))
+        self.last_seq = seq
+
+    def _heartbeat(self, batch: Batch) -> None:
+        """heartbeat.interval.ms: a heartbeat event at the end of the last complete transaction."""
+        seq = heartbeat_seq(binlog_file_number(self.file), self.txn_pos, self.last_seq)
+        if not self._emit_ok(seq):
+            return
+        batch.events.append(self.events.heartbeat(self.config.heartbeat_topic_prefix, seq, self.position()))
         self.last_seq = seq
 
     def _emit_ok(self, seq: str) -> bool:

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.bronze.contract import Batch, BronzeEvent, BronzeEventBlock, BronzeReject, BronzeSchemaChange
-from ingest.connectors.postgres.offsets import OffsetContext, make_seq
+from ingest.connectors.postgres.offsets import OffsetContext, heartbeat_seq, make_seq
 from ingest.connectors.postgres.properties import PostgresProperties
 from ingest.connectors.postgres.tables import CapturedTable
 from ingest.connectors.postgres.types import binary_encoding
 from ingest.events import envelope as ev
 from ingest.events.json_converter import canonical_schema_json, dumps_str
 from ingest.events.source_info import VERSION, postgresql_sequence, postgresql_source
-from ingest.events.to_bronze import change_to_bronze, schema_change_to_bronze
+from ingest.events.to_bronze import change_to_bronze, heartbeat_to_bronze, schema_change_to_bronze
 
 
 @dataclass
@@ -162,6 +162,16 @@ class PostgresEventDispatcher:
             key_schema=canonical_schema_json(MESSAGE_KEY_SCHEMA), value_schema=value_schema,
             ts_ms=value["ts_ms"], source_ts_ms=ts_ms, txn_id=str(xid) if xid is not None else None, snapshot="false",
             position=self.offsets.streaming_position(commit_lsn)))
+
+    def heartbeat(self, pending: PendingBatch) -> None:
+        """A heartbeat on Debezium's __debezium-heartbeat.<prefix> topic (key serverName, value ts_ms), at the
+        position after the last complete transaction."""
+        seq = heartbeat_seq(self.offsets.restart_lsn, self.offsets.last_seq)
+        if not self.offsets.claim(seq):
+            return
+        event = ev.HeartbeatEvent(self.props.topic_prefix, now_ms(), self.props.heartbeat_topic_prefix)
+        pending.events.append(heartbeat_to_bronze(
+            event, seq=seq, position=self.offsets.streaming_position(self.offsets.restart_lsn)))
 
     def transaction_event(self, pending: PendingBatch, txn: Transaction, event: ev.TransactionEvent,
                           lsn: int) -> None:

@@ -7,7 +7,8 @@ change of that slot (whose change LSN is never 0). The position JSON of each eve
 
   snapshot:  {"phase": "snapshot", "slot_lsn", "table": "schema.table", "key": [key texts], "n", "xmin"}
   streaming: {"phase": "streaming", "slot_lsn", "restart_lsn": end LSN of the last transaction fully
-              before this event, "last_commit_lsn", "commit_lsn": the event's transaction}
+              before this event, "last_commit_lsn", "commit_lsn": the event's transaction (a heartbeat: its
+              restart_lsn)}
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ def make_seq(commit_lsn: int, lsn: int, index: int) -> str:
     if commit_lsn >> 64 or lsn >> 64 or index >> 32 or min(commit_lsn, lsn, index) < 0:
         return encode_seq((commit_lsn, lsn, index), SEQ_WIDTHS)  # raises
     return f"{commit_lsn:016x}-{lsn:016x}-{index:08x}"
+
+
+# A heartbeat's seq is [end LSN of the last complete transaction, HEARTBEAT_LSN, n]: after every event up to
+# that transaction and any non-transactional message at that LSN, before the next transaction (whose commit
+# LSN is larger); n counts the heartbeats at that position, on from the last one landed.
+HEARTBEAT_LSN = (1 << 64) - 1
+
+
+def heartbeat_seq(restart_lsn: int, last_seq: str | None) -> str:
+    prefix = f"{restart_lsn:016x}-{HEARTBEAT_LSN:016x}-"
+    n = int(last_seq[len(prefix):], 16) + 1 if last_seq is not None and last_seq.startswith(prefix) else 0
+    return prefix + f"{n:08x}"
 
 
 def snapshot_seq_prefix(slot_lsn: int) -> str:

@@ -68,8 +68,9 @@ FIELDS = FieldSet(
           doc="the value of an unchanged TOASTed column; a `hex:` prefix gives bytes for binary columns"),
     Field("include.unknown.datatypes", "bool", default=False,
           doc="unknown types as bytes of their text form; otherwise the column is omitted (warning)"),
-    Field("heartbeat.interval.ms", "int", default=0, doc="how often the heartbeat query runs while idle (0: never)"),
-    Field("heartbeat.action.query", doc="the heartbeat query"),
+    common.HEARTBEAT_INTERVAL_MS,
+    common.HEARTBEAT_TOPIC_PREFIX,
+    Field("heartbeat.action.query", doc="a statement run on the captured database with each heartbeat"),
     common.POLL_INTERVAL_MS.but(doc="how long the stream must be silent before a batch is closed as caught up "
                                     "(ms)"),
     Field("status.update.interval.ms", "int", default=10_000, minimum=1,
@@ -122,6 +123,7 @@ class PostgresProperties:
     unavailable_value_placeholder: str
     include_unknown_datatypes: bool
     heartbeat_interval_ms: int
+    heartbeat_topic_prefix: str
     heartbeat_action_query: str | None
     poll_interval_ms: int
     status_update_interval_ms: int
@@ -197,6 +199,7 @@ def parse_properties(raw: dict[str, Any]) -> PostgresProperties:
         unavailable_value_placeholder=p["unavailable.value.placeholder"],
         include_unknown_datatypes=p["include.unknown.datatypes"],
         heartbeat_interval_ms=p["heartbeat.interval.ms"],
+        heartbeat_topic_prefix=p["topic.heartbeat.prefix"],
         heartbeat_action_query=p["heartbeat.action.query"],
         poll_interval_ms=p["poll.interval.ms"],
         status_update_interval_ms=p["status.update.interval.ms"],

@@ -126,6 +126,9 @@ class PostgresStreamingSource:
                 failures = 0
                 last_data = time.monotonic()
                 txn = self._handle(pg.decode(msg.payload), msg.data_start, txn, pending)
+                if heartbeat and txn is None and last_data - last_heartbeat >= heartbeat:
+                    last_heartbeat = last_data
+                    self._heartbeat(pending)   # between transactions of a busy stream too
                 size = len(pending)
                 if size >= limits.max_events or (size and time.monotonic() - pending.started >= limits.max_seconds):
                     yield self._flush(pending, caught_up=False)
@@ -141,7 +144,7 @@ class PostgresStreamingSource:
                 now = time.monotonic()
                 if heartbeat and now - last_heartbeat >= heartbeat:
                     last_heartbeat = now
-                    self._heartbeat()
+                    self._heartbeat(pending)
                 if not len(pending) and self._ack_lsn >= self._yielded_ack and cur.wal_end > self._ack_lsn:
                     # idle and everything handed out is committed: confirm the server's position, so the
                     # slot does not retain WAL of changes to tables we do not capture
@@ -329,7 +332,10 @@ class PostgresStreamingSource:
         return [ev.change(table.schemas, "u", source=source, before=before, after=after, key=new_key,
                           ts_ms=now_ms())]
 
-    def _heartbeat(self) -> None:
+    def _heartbeat(self, pending: PendingBatch) -> None:
+        """heartbeat.interval.ms: the heartbeat event, then heartbeat.action.query (its changes, if captured,
+        come back through the stream like any other)."""
+        self.events.heartbeat(pending)
         if self.props.heartbeat_action_query:
             with self.normal_connection().cursor() as cur:
                 cur.execute(self.props.heartbeat_action_query)

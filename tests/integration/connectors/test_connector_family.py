@@ -7,13 +7,15 @@ of its own (the shared servers must never be restarted or reconfigured):
 - server restarts while streaming into bronze (connector.batches() -> BronzeWriter.write -> acknowledge, as
   the runner does): the server is restarted cleanly, then crashed, while a workload keeps committing and
   retries through the outages; every committed transaction lands exactly once and bronze replays to the
-  source state.
+  source state;
+- heartbeats (heartbeat.interval.ms) land while idle and go on after a restart without a seq twice.
 
 A kill -9 of the ingest job itself is tested once for the runner in tests/integration/bronze/test_crash_safety.py
 and against both servers by `make soak` (bench/soak.py)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -143,3 +145,49 @@ def test_server_restart_clean_then_crash_during_streaming(family: tuple[FamilyMe
     committed = assert_each_commit_landed_once(bronze_events(warehouse, source), source_rows(member, server))
     assert committed > 200
     assert workload.attempted >= committed
+
+
+def test_heartbeats_land_while_idle_and_resume_exactly_once(family: tuple[FamilyMember, Any], engine,
+                                                            engine_settings: EngineSettings, warehouse: Path) -> None:
+    """heartbeat.interval.ms: heartbeat events on <topic.heartbeat.prefix>.<topic.prefix> (op NULL, key
+    serverName, value ts_ms) while the stream is idle; a restarted connector numbers its heartbeats on after
+    the landed ones (no seq twice) and a change made meanwhile lands once, after them."""
+    from ingest.bronze.writer import BronzeWriter
+
+    member, server = family
+    source = "fam_beat"
+    member.execute(server, "CREATE SCHEMA IF NOT EXISTS family", "CREATE TABLE family.beat (k INT PRIMARY KEY)")
+    writer = BronzeWriter(engine.spark, engine_settings, source)
+    props = {"heartbeat.interval.ms": 50, "topic.heartbeat.prefix": "beats"}
+
+    def stream_until(connector, done) -> None:
+        landed: list = []
+        deadline = time.monotonic() + 60
+        try:
+            for batch in connector.batches(writer.resume_state(), member.limits):
+                writer.write(batch)
+                connector.acknowledge(batch)
+                landed += batch.events
+                if batch.caught_up and done(landed):
+                    return
+                assert time.monotonic() < deadline, f"timed out with {len(landed)} events"
+        finally:
+            connector.close()
+
+    def heartbeats(events: list) -> list:
+        return [e for e in events if e.table_id == f"beats.{source}"]
+
+    stream_until(member.make_connector(server, source, **props), lambda landed: len(heartbeats(landed)) >= 3)
+    member.execute(server, "INSERT INTO family.beat VALUES (1)")
+    stream_until(member.make_connector(server, source, **props),
+                 lambda landed: len(heartbeats(landed)) >= 2 and any(e.op == "c" for e in landed))
+
+    rows = sorted(bronze_events(warehouse, source), key=lambda e: e["seq"])
+    seqs = [e["seq"] for e in rows]
+    assert len(seqs) == len(set(seqs)), "a seq landed twice"
+    beats = [e for e in rows if e["table_id"] == f"beats.{source}"]
+    assert len(beats) >= 5 and all(e["op"] is None for e in beats)
+    assert {e["key"] for e in beats} == {json.dumps({"serverName": source}, separators=(",", ":"))}
+    assert all(isinstance(json.loads(e["value"])["ts_ms"], int) for e in beats)
+    inserts = [e for e in rows if e["table_id"].endswith(".beat") and e["op"] == "c"]
+    assert len(inserts) == 1

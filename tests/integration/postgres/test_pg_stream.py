@@ -395,7 +395,8 @@ def test_slot_advances_while_captured_tables_are_idle(pg_dsn, db) -> None:
                 break
         assert confirmed >= str_to_lsn(target)
         assert query(dsn, f"SELECT count(*) FROM {s}.beats")[0][0] >= 1
-        assert c.events == []
+        # nothing captured changed: only heartbeat events (heartbeat.interval.ms)
+        assert c.events and {e.table_id for e in c.events} == {f"__debezium-heartbeat.{name}"}
     finally:
         conn.close()
 
