@@ -39,6 +39,9 @@ COLUMN_HASH_V2 = Field("column.mask.hash.v2.ALGO.with.salt.SALT", "regex-list",
                        name_pattern=r"column\.mask\.hash\.v2\.([^.]+)\.with\.salt\.(.+)", secret_name_group=2,
                        doc="as column.mask.hash, of the value's UTF-8 bytes (Debezium's v2)")
 COLUMN_MAPPERS = [COLUMN_TRUNCATE, COLUMN_MASK, COLUMN_HASH, COLUMN_HASH_V2]
+MESSAGE_KEY_COLUMNS = Field("message.key.columns",
+                            doc="the message key of chosen tables instead of their primary key: "
+                                "`<table regex>:<column>,<column>;...`")
 PROPAGATE_COLUMN_TYPE = Field("column.propagate.source.type", "regex-list",
                               doc="these columns' field schemas carry the source type, length, scale, comment "
                                   "and name (`__debezium.source.column.*` parameters)")
@@ -84,9 +87,8 @@ POLL_INTERVAL_MS = Field("poll.interval.ms", "int", default=500, minimum=1,
 # Debezium features lakecdc does not implement; each changes what is captured, so refusing it beats silently
 # doing something else.
 DEBEZIUM_UNSUPPORTED = unsupported(
-    "message.key.columns", "converters*",
-    "signal.*", "incremental.snapshot.*", "snapshot.select.statement.overrides*", "snapshot.mode.custom*",
-    "snapshot.mode.configuration*")
+    "converters*", "signal.*", "incremental.snapshot.*", "snapshot.select.statement.overrides*",
+    "snapshot.mode.custom*", "snapshot.mode.configuration*")
 
 # Settings of Kafka Connect itself (the connector's deployment, its converters, topics and queues): without
 # Kafka Connect they have no meaning, so a configuration copied from a Kafka Connect deployment is accepted.

@@ -13,7 +13,9 @@ RUNS: dict[str, dict[str, str]] = {
     "my_a": {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive_time_microseconds",
              "binary.handling.mode": "bytes", "bigint.unsigned.handling.mode": "long",
              # binary values truncated in bytes mode (Debezium cuts the bytes)
-             "column.truncate.to.1.chars": r".*\.types\.c_blob,.*\.types\.c_binary4"},
+             "column.truncate.to.1.chars": r".*\.types\.c_blob,.*\.types\.c_binary4",
+             # custom message keys: a keyless table keyed, a key of a non-key column and the primary key
+             "message.key.columns": r"my_a\.keyless:a,b;.*\.pk_change:v,id"},
     "my_b": {"decimal.handling.mode": "double", "time.precision.mode": "connect",
              "binary.handling.mode": "base64", "bigint.unsigned.handling.mode": "precise"},
     "my_c": {"decimal.handling.mode": "string", "time.precision.mode": "adaptive_time_microseconds",

@@ -17,7 +17,9 @@ RUNS: dict[str, dict[str, str]] = {
     "pga": {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive",
              "binary.handling.mode": "bytes", "hstore.handling.mode": "map", "interval.handling.mode": "numeric",
              # a truncated bytea in bytes mode (Debezium cuts the bytes), TOASTed and unchanged values included
-             "column.truncate.to.3.chars": r".*\.toast_full\.bin"},
+             "column.truncate.to.3.chars": r".*\.toast_full\.bin",
+             # custom message keys: a keyless table keyed, a key of a non-key column and the primary key
+             "message.key.columns": r"pga\.keyless_full:a;.*\.pk_change:v,id"},
     "pgb": {"decimal.handling.mode": "double", "time.precision.mode": "adaptive_time_microseconds",
              "binary.handling.mode": "base64", "hstore.handling.mode": "json", "interval.handling.mode": "string",
              # every column's source type, length and scale in its field schema (the key column included)

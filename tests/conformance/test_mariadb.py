@@ -114,3 +114,7 @@ def test_column_mappers_took_effect(mariadb_captured: Captured) -> None:
     assert fields["id"]["__debezium.source.column.name"] == "id"
     assert fields["c_year"]["__debezium.source.column.type"] == "YEAR"    # by type
     assert all("parameters" not in f for f in event.key["schema"]["fields"])
+    # run my_a's message.key.columns: keyless keyed by (a, b), pk_change by (v, id)
+    my_a = [e for e in map(to_event, mariadb_captured.runs["my_a"][0]) if e.kind == "data"]
+    assert {tuple(e.key["payload"]) for e in my_a if e.topic.endswith(".keyless")} == {("a", "b")}
+    assert {tuple(e.key["payload"]) for e in my_a if e.topic.endswith(".pk_change")} == {("v", "id")}

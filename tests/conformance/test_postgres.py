@@ -124,3 +124,7 @@ def test_column_mappers_took_effect(pg_captured: Captured) -> None:
         "__debezium.source.column.scale": "2", "__debezium.source.column.name": "c_numeric_10_2"}
     assert fields["c_domain"]["__debezium.source.column.type"] == "CONFORMANCE_POSITIVE"
     assert all("parameters" not in f for f in event.key["schema"]["fields"])
+    # run pga's message.key.columns: keyless_full keyed by a, pk_change by (v, id)
+    pga = [e for e in map(to_event, pg_captured.runs["pga"][0]) if e.kind == "data"]
+    assert {tuple(e.key["payload"]) for e in pga if e.topic.endswith(".keyless_full")} == {("a",)}
+    assert {tuple(e.key["payload"]) for e in pga if e.topic.endswith(".pk_change")} == {("v", "id")}

@@ -150,8 +150,8 @@ def connector_error(connector: str, props: dict) -> str:
     ("mysql", {**MYSQL_EXAMPLE, "databse.user": "x", "signal.data.collection": "a.b"},
      ["unknown property 'databse.user' (did you mean 'database.user'?)",
       "'signal.data.collection' is a Debezium property lakecdc does not support yet"]),
-    ("postgresql", {**PG_EXAMPLE, "message.key.columns": "a.b:c"},
-     ["'message.key.columns' is a Debezium property lakecdc does not support yet"]),
+    ("postgresql", {**PG_EXAMPLE, "converters": "isbn"},
+     ["'converters' is a Debezium property lakecdc does not support yet"]),
     # a family of names (column.mask.with.N.chars): a name outside the family is unknown, values are checked
     ("mariadb", {**MYSQL_EXAMPLE, "column.mask.with.five.chars": "a.b.c", "column.mask.with.5.chars": "a.(b"},
      ["unknown property 'column.mask.with.five.chars'",

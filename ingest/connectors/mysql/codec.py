@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.connectors.message_keys import MessageKeyColumns
 from ingest.connectors.mysql.filters import Filters
 from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.schema_track import SchemaTracker
@@ -66,7 +67,8 @@ class TableCodec:
 
 
 def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options: TypeOptions,
-                provide_transaction_metadata: bool = False, mappers: ColumnMappers | None = None) -> TableCodec:
+                provide_transaction_metadata: bool = False, mappers: ColumnMappers | None = None,
+                message_keys: MessageKeyColumns | None = None) -> TableCodec:
     db, name = table.id.database, table.id.table
     fields: list[tuple[str, cs.Schema]] = []
     converters: list[Converter] = []
@@ -74,6 +76,8 @@ def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options:
     models: list[Any] = []
     mapped: set[str] = set()
     key_schemas: dict[str, cs.Schema] = {}   # a key column's unmapped schema (mappers change the value only)
+    custom_key = message_keys.for_table(f"{db}.{name}", [c.name for c in table.columns]) if message_keys else None
+    key_names = list(dict.fromkeys(custom_key)) if custom_key else list(table.primary_key)   # message.key.columns
     for column in table.columns:
         if not filters.column(db, name, column.name):
             continue
@@ -89,12 +93,12 @@ def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options:
             changed = map_field(mappers, qualified, source, schema, convert)
             if changed is not None:
                 if changed.convert is not convert:   # values change, not only schema parameters
-                    if column.name in table.primary_key:
+                    if column.name in key_names:
                         raise key_column_error(qualified)
                     mapped.add(column.name)
                 snapshot_mapped = map_field(mappers, qualified, source, schema, snapshot_convert)
                 assert snapshot_mapped is not None
-                if column.name in table.primary_key:
+                if column.name in key_names:
                     key_schemas[column.name] = schema
                 schema, convert, snapshot_convert = changed.schema, changed.convert, snapshot_mapped.convert
         fields.append((column.name, schema))
@@ -102,7 +106,7 @@ def build_codec(flavor: str, prefix: str, table: Any, filters: Filters, options:
         snapshot_converters.append(snapshot_convert)
         models.append(column)
     captured = {f for f, _ in fields}
-    key_columns = [c for c in table.primary_key if c in captured]
+    key_columns = [c for c in key_names if c in captured]
     # ts_us/ts_ns: Debezium 3.x's envelope has them for both flavors
     schemas = table_schemas(flavor, prefix, db=db, table=name, columns=fields, key_columns=key_columns,
                             ts_us_ns=True, provide_transaction_metadata=provide_transaction_metadata,
@@ -150,7 +154,7 @@ class TableCodecs:
                 return None
             cfg = self.config
             codec = build_codec(cfg.flavor, cfg.topic_prefix, tbl, cfg.filters, self.options,
-                                cfg.provide_transaction_metadata, cfg.column_mappers)
+                                cfg.provide_transaction_metadata, cfg.column_mappers, cfg.message_keys)
             self._codecs[key] = codec
         return codec
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ingest.connectors import common_properties as common
+from ingest.connectors.message_keys import MessageKeyColumns
 from ingest.connectors.mysql.filters import Filters
 from ingest.connectors.properties import Field, FieldSet, ignored, unsupported
 from ingest.errors import ConfigError
@@ -79,6 +80,7 @@ FIELDS = FieldSet(
     common.HEARTBEAT_INTERVAL_MS,
     common.HEARTBEAT_TOPIC_PREFIX,
     common.COLUMN_MAPPERS,
+    common.MESSAGE_KEY_COLUMNS,
     common.PROPAGATE_COLUMN_TYPE,
     common.PROPAGATE_DATATYPE,
     common.DEBEZIUM_UNSUPPORTED,
@@ -97,6 +99,7 @@ class MySqlProperties:
     topic_prefix: str = ""
     filters: Filters = Filters()
     column_mappers: ColumnMappers = ColumnMappers()
+    message_keys: MessageKeyColumns = MessageKeyColumns()
     heartbeat_interval_ms: int = 0
     heartbeat_topic_prefix: str = "__debezium-heartbeat"
     snapshot_mode: str = "initial"
@@ -159,6 +162,7 @@ def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
             snapshot_include=p["snapshot.include.collection.list"],
         ),
         column_mappers=common.column_mappers(p),
+        message_keys=MessageKeyColumns.parse(p["message.key.columns"]),
         heartbeat_interval_ms=p["heartbeat.interval.ms"],
         heartbeat_topic_prefix=p["topic.heartbeat.prefix"],
         snapshot_mode=p["snapshot.mode"],

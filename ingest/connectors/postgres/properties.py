@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.connectors import common_properties as common
+from ingest.connectors.message_keys import MessageKeyColumns
 from ingest.connectors.properties import Field, FieldSet
 from ingest.events.column_mappers import ColumnMappers
 
@@ -77,6 +78,7 @@ FIELDS = FieldSet(
           doc="standby status interval of the replication connection (ms)"),
     common.KAFKA_CONNECT_ONLY,
     common.COLUMN_MAPPERS,
+    common.MESSAGE_KEY_COLUMNS,
     common.PROPAGATE_COLUMN_TYPE,
     common.PROPAGATE_DATATYPE,
     common.DEBEZIUM_UNSUPPORTED,
@@ -111,6 +113,7 @@ class PostgresProperties:
     column_include: tuple[re.Pattern[str], ...] | None
     column_exclude: tuple[re.Pattern[str], ...] | None
     column_mappers: ColumnMappers
+    message_keys: MessageKeyColumns
     time_precision_mode: str
     decimal_handling_mode: str
     hstore_handling_mode: str
@@ -187,6 +190,7 @@ def parse_properties(raw: dict[str, Any]) -> PostgresProperties:
         column_include=p["column.include.list"] or None,
         column_exclude=p["column.exclude.list"] or None,
         column_mappers=common.column_mappers(p),
+        message_keys=MessageKeyColumns.parse(p["message.key.columns"]),
         time_precision_mode=p["time.precision.mode"],
         decimal_handling_mode=p["decimal.handling.mode"],
         hstore_handling_mode=p["hstore.handling.mode"],

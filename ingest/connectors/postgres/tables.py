@@ -157,7 +157,9 @@ def build_table(definition: TableDef, props: PostgresProperties, relation_column
     """relation_columns: the column order of the Relation message (defaults to the catalog's)."""
     order = list(relation_columns) if relation_columns is not None else [c.name for c in definition.columns]
     by_name = {c.name: c for c in definition.columns}
-    key_set = set(definition.key_columns)
+    custom_key = props.message_keys.for_table(f"{definition.schema}.{definition.table}", order)
+    key_columns = tuple(dict.fromkeys(custom_key)) if custom_key else definition.key_columns   # message.key.columns
+    key_set = set(key_columns)
     converters: list[tuple[int, ColumnConverter]] = []
     key_convs: dict[str, tuple[int, ColumnConverter]] = {}
     value_columns = []
@@ -181,12 +183,12 @@ def build_table(definition: TableDef, props: PostgresProperties, relation_column
                 conv = mapped
             converters.append((index, conv))
             value_columns.append((name, conv.schema))
-    key_positions = [key_convs[k] for k in definition.key_columns if k in key_convs]
+    key_positions = [key_convs[k] for k in key_columns if k in key_convs]
     schemas = table_schemas(
         "postgresql", props.topic_prefix, db=props.dbname, schema=definition.schema, table=definition.table,
-        columns=value_columns + [(k, key_convs[k][1].schema) for k in definition.key_columns
+        columns=value_columns + [(k, key_convs[k][1].schema) for k in key_columns
                                  if k in key_convs and k not in dict(value_columns)],
-        key_columns=[k for k in definition.key_columns if k in key_convs],
+        key_columns=[k for k in key_columns if k in key_convs],
         provide_transaction_metadata=props.provide_transaction_metadata,
         key_column_schemas={k: conv.schema for k, (_, conv) in key_convs.items()},
     )
