@@ -7,6 +7,7 @@ names it accepts), and adds its own. Names and meanings follow Debezium's connec
 from __future__ import annotations
 
 from ingest.connectors.properties import Field, ParsedProperties, ignored, unsupported
+from ingest.errors import ConfigError
 from ingest.events.column_mappers import ColumnMappers
 
 HOSTNAME = Field("database.hostname", required=True, doc="the database server's host name or address")
@@ -39,6 +40,13 @@ COLUMN_HASH_V2 = Field("column.mask.hash.v2.ALGO.with.salt.SALT", "regex-list",
                        name_pattern=r"column\.mask\.hash\.v2\.([^.]+)\.with\.salt\.(.+)", secret_name_group=2,
                        doc="as column.mask.hash, of the value's UTF-8 bytes (Debezium's v2)")
 COLUMN_MAPPERS = [COLUMN_TRUNCATE, COLUMN_MASK, COLUMN_HASH, COLUMN_HASH_V2]
+SNAPSHOT_OVERRIDES = Field("snapshot.select.statement.overrides", "list",
+                           doc="the tables (`schema.table` / `database.table`) whose snapshot reads the SELECT "
+                               "given in `snapshot.select.statement.overrides.<table>`")
+SNAPSHOT_OVERRIDE_STATEMENT = Field("snapshot.select.statement.overrides.TABLE", "string",
+                                    name_pattern=r"snapshot\.select\.statement\.overrides\.(.+)",
+                                    doc="the snapshot's SELECT for that table; it must return the table's columns "
+                                        "(e.g. `SELECT * FROM inv.orders WHERE deleted = false`)")
 MESSAGE_KEY_COLUMNS = Field("message.key.columns",
                             doc="the message key of chosen tables instead of their primary key: "
                                 "`<table regex>:<column>,<column>;...`")
@@ -47,6 +55,20 @@ PROPAGATE_COLUMN_TYPE = Field("column.propagate.source.type", "regex-list",
                                   "and name (`__debezium.source.column.*` parameters)")
 PROPAGATE_DATATYPE = Field("datatype.propagate.source.type", "regex-list",
                            doc="as column.propagate.source.type, for the columns whose `table.TYPENAME` matches")
+
+
+def snapshot_overrides(p: ParsedProperties) -> dict[str, str]:
+    """table -> the SELECT its snapshot reads (snapshot.select.statement.overrides); a listed table without a
+    statement, or a statement for a table not listed, is a ConfigError."""
+    listed = list(p[SNAPSHOT_OVERRIDES.name])
+    statements = {m.groups[0]: m.value for m in p[SNAPSHOT_OVERRIDE_STATEMENT.name] if m.value}
+    missing = [t for t in listed if t not in statements]
+    unlisted = sorted(set(statements) - set(listed))
+    if missing or unlisted:
+        raise ConfigError("snapshot.select.statement.overrides: "
+                          + "; ".join([f"no snapshot.select.statement.overrides.{t}" for t in missing]
+                                      + [f"{t} has a statement but is not listed" for t in unlisted]))
+    return {t: statements[t] for t in listed}
 
 
 def column_mappers(p: ParsedProperties) -> ColumnMappers:
@@ -87,8 +109,7 @@ POLL_INTERVAL_MS = Field("poll.interval.ms", "int", default=500, minimum=1,
 # Debezium features lakecdc does not implement; each changes what is captured, so refusing it beats silently
 # doing something else.
 DEBEZIUM_UNSUPPORTED = unsupported(
-    "converters*", "signal.*", "incremental.snapshot.*", "snapshot.select.statement.overrides*",
-    "snapshot.mode.custom*", "snapshot.mode.configuration*")
+    "converters*", "signal.*", "incremental.snapshot.*", "snapshot.mode.custom*", "snapshot.mode.configuration*")
 
 # Settings of Kafka Connect itself (the connector's deployment, its converters, topics and queues): without
 # Kafka Connect they have no meaning, so a configuration copied from a Kafka Connect deployment is accepted.

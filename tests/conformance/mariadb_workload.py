@@ -17,7 +17,11 @@ RUNS: dict[str, dict[str, str]] = {
              # custom message keys: a keyless table keyed, a key of a non-key column and the primary key
              "message.key.columns": r"my_a\.keyless:a,b;.*\.pk_change:v,id"},
     "my_b": {"decimal.handling.mode": "double", "time.precision.mode": "connect",
-             "binary.handling.mode": "base64", "bigint.unsigned.handling.mode": "precise"},
+             "binary.handling.mode": "base64", "bigint.unsigned.handling.mode": "precise",
+             # the snapshot reads SELECTs of their own: `defaults` filtered out (a % in it), `defs` changed
+             "snapshot.select.statement.overrides": "my_b.defaults,my_b.defs",
+             "snapshot.select.statement.overrides.my_b.defaults": "SELECT * FROM my_b.defaults WHERE id % 2 = 0",
+             "snapshot.select.statement.overrides.my_b.defs": "SELECT * FROM my_b.defs ORDER BY id DESC"},
     "my_c": {"decimal.handling.mode": "string", "time.precision.mode": "adaptive_time_microseconds",
              "binary.handling.mode": "base64-url-safe", "bigint.unsigned.handling.mode": "long",
              # source types in the field schemas, the key column included (its key schema stays plain)

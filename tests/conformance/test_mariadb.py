@@ -118,3 +118,7 @@ def test_column_mappers_took_effect(mariadb_captured: Captured) -> None:
     my_a = [e for e in map(to_event, mariadb_captured.runs["my_a"][0]) if e.kind == "data"]
     assert {tuple(e.key["payload"]) for e in my_a if e.topic.endswith(".keyless")} == {("a", "b")}
     assert {tuple(e.key["payload"]) for e in my_a if e.topic.endswith(".pk_change")} == {("v", "id")}
+    # run my_b's snapshot.select.statement.overrides: no snapshot row of `defaults` (filtered), defs' row read
+    my_b = [e for e in map(to_event, mariadb_captured.runs["my_b"][0]) if e.kind == "data" and e.op == "r"]
+    assert not [e for e in my_b if e.topic.endswith(".defaults")]
+    assert len([e for e in my_b if e.topic.endswith(".defs")]) == 1

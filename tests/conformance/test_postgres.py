@@ -128,3 +128,7 @@ def test_column_mappers_took_effect(pg_captured: Captured) -> None:
     pga = [e for e in map(to_event, pg_captured.runs["pga"][0]) if e.kind == "data"]
     assert {tuple(e.key["payload"]) for e in pga if e.topic.endswith(".keyless_full")} == {("a",)}
     assert {tuple(e.key["payload"]) for e in pga if e.topic.endswith(".pk_change")} == {("v", "id")}
+    # run pgc's snapshot.select.statement.overrides: the snapshot row of `defaults` has i % 5
+    read = [e.payload["after"] for e in map(to_event, pg_captured.runs["pgc"][0])
+            if e.topic == "pgc.pgc.defaults" and e.kind == "data" and e.op == "r"]
+    assert [r["i"] for r in read] == [7 % 5]

@@ -1,5 +1,6 @@
-"""message.key.columns (ingest.connectors.message_keys): Debezium's CustomKeyMapper rules, table-driven; the
-events are compared with the real Debezium in tests/conformance (runs pga and my_a)."""
+"""message.key.columns (ingest.connectors.message_keys): Debezium's CustomKeyMapper rules, table-driven; and the
+snapshot.select.statement.overrides properties. The events of both are compared with the real Debezium in
+tests/conformance (runs pga, my_a; pgc, my_b)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,25 @@ def test_bad_settings_are_one_line_errors(setting: str, words: str) -> None:
 
 def test_not_given_keeps_every_primary_key() -> None:
     assert not MessageKeyColumns.parse(None) and MessageKeyColumns.parse("").for_table("a.b", COLUMNS) is None
+
+
+@pytest.mark.parametrize(("extra", "expected", "words"), [
+    ({"snapshot.select.statement.overrides": "inv.a,inv.b",
+      "snapshot.select.statement.overrides.inv.a": "SELECT * FROM inv.a WHERE x % 2 = 0",
+      "snapshot.select.statement.overrides.inv.b": "SELECT * FROM inv.b"},
+     {"inv.a": "SELECT * FROM inv.a WHERE x % 2 = 0", "inv.b": "SELECT * FROM inv.b"}, None),
+    ({}, {}, None),
+    ({"snapshot.select.statement.overrides": "inv.a"}, None, "no snapshot.select.statement.overrides.inv.a"),
+    ({"snapshot.select.statement.overrides.inv.b": "SELECT 1"}, None, "inv.b has a statement but is not listed"),
+])
+def test_snapshot_select_overrides(extra: dict, expected: dict | None, words: str | None) -> None:
+    """snapshot.select.statement.overrides (tests/conformance runs pgc and my_b compare the events with
+    Debezium's): a list of tables, each with its statement property."""
+    from ingest.connectors.postgres.properties import parse_properties
+
+    props = {"database.hostname": "h", "database.user": "u", "database.dbname": "d", "topic.prefix": "p", **extra}
+    if words is None:
+        assert parse_properties(props).snapshot_overrides == expected
+    else:
+        with pytest.raises(ConfigError, match=words):
+            parse_properties(props)

@@ -8,7 +8,7 @@ not implement are refused rather than silently ignored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.connectors import common_properties as common
@@ -81,6 +81,8 @@ FIELDS = FieldSet(
     common.HEARTBEAT_TOPIC_PREFIX,
     common.COLUMN_MAPPERS,
     common.MESSAGE_KEY_COLUMNS,
+    common.SNAPSHOT_OVERRIDES,
+    common.SNAPSHOT_OVERRIDE_STATEMENT,
     common.PROPAGATE_COLUMN_TYPE,
     common.PROPAGATE_DATATYPE,
     common.DEBEZIUM_UNSUPPORTED,
@@ -100,6 +102,7 @@ class MySqlProperties:
     filters: Filters = Filters()
     column_mappers: ColumnMappers = ColumnMappers()
     message_keys: MessageKeyColumns = MessageKeyColumns()
+    snapshot_overrides: dict[str, str] = field(default_factory=dict)   # "db.table" -> the snapshot's SELECT
     heartbeat_interval_ms: int = 0
     heartbeat_topic_prefix: str = "__debezium-heartbeat"
     snapshot_mode: str = "initial"
@@ -163,6 +166,7 @@ def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
         ),
         column_mappers=common.column_mappers(p),
         message_keys=MessageKeyColumns.parse(p["message.key.columns"]),
+        snapshot_overrides=common.snapshot_overrides(p),
         heartbeat_interval_ms=p["heartbeat.interval.ms"],
         heartbeat_topic_prefix=p["topic.heartbeat.prefix"],
         snapshot_mode=p["snapshot.mode"],

@@ -31,7 +31,7 @@ from ingest.connectors.mysql.filters import Filters
 from ingest.connectors.mysql.offsets import MySqlOffset, make_seq
 from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.schema_track import SchemaTracker
-from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param, select_sql
+from ingest.connectors.mysql.snapshot_block import ChunkReader, Envelope, key_json, key_param, read_from, select_sql
 from ingest.connectors.progress import SnapshotProgress
 from ingest.errors import LakecdcError
 from ingest.events.json_converter import dumps_str
@@ -282,13 +282,14 @@ class MySqlSnapshotSource:
             all_columns = [col.name for col in tbl.columns]
             pk = list(tbl.primary_key)
             after_key = [key_param(v) for v in resume_key] if resume_table == table_id and resume_key else None
-            select = (f"SELECT {', '.join(select_sql(col) for col in tbl.columns)} "
-                      f"FROM {quote_ident(relation[0])}.{quote_ident(relation[1])}")
+            override = cfg.snapshot_overrides.get(table_id)
+            select = f"SELECT {', '.join(select_sql(col) for col in tbl.columns)} FROM {read_from(relation, override)}"
             pk_index = [all_columns.index(k) for k in pk]
             captured_index = [all_columns.index(n) for n in codec.columns]
             seq_prefix = _seq(pos, 0)[:-8]
             # Tables with a primary key are read in columnar chunks (snapshot_block); without one, row by row.
-            reader = ChunkReader(conn, codec, tbl, self.codecs.options, relation) if pk and self.columnar else None
+            reader = (ChunkReader(conn, codec, tbl, self.codecs.options, relation, override) if pk and self.columnar
+                      else None)
             table_at = snapshot_at.at_row(table_id, [], 0, done)
             limit = chunk_size
             # The next chunk is fetched (the server formats it) while this one is converted and landed.

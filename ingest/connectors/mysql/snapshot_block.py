@@ -161,6 +161,14 @@ def _python_fragments(decode: Callable[[str | None], Any], convert: Callable[[An
     return run
 
 
+def read_from(relation: tuple[str, str], override: str | None) -> str:
+    """The FROM of a snapshot read: the table, or the override SELECT as a derived table of the table's name
+    (% doubled: the statement is formatted with the chunk's parameters)."""
+    if override is None:
+        return f"{quote_ident(relation[0])}.{quote_ident(relation[1])}"
+    return f"({override.replace('%', '%%')}) AS {quote_ident(relation[1])}"
+
+
 def key_json(value: Any) -> Any:
     """A primary key value in the position JSON (and back: key_param)."""
     if isinstance(value, bytes | bytearray):
@@ -279,9 +287,10 @@ class ChunkReader:
     """Reads a table's primary-key chunks and turns them into the EVENT_BLOCK_COLUMNS of its events."""
 
     def __init__(self, conn: pymysql.connections.Connection, codec: TableCodec, table: Any, options: TypeOptions,
-                 relation: tuple[str, str] | None = None):
+                 relation: tuple[str, str] | None = None, override: str | None = None):
         """`relation`: the (database, table) to read when it is not the codec's (a table renamed while the
-        snapshot ran, read under its new name)."""
+        snapshot ran, read under its new name). `override`: the SELECT to read instead of the table
+        (snapshot.select.statement.overrides)."""
         self.conn = conn
         self.codec = codec
         self.pool: ThreadPoolExecutor | None = None
@@ -311,7 +320,7 @@ class ChunkReader:
         self.int_key = kind in INT_TYPES and not (unsigned and kind in ("BIGINT", "INT8"))
         line = "CONCAT(" + ", ',', ".join(p.sql for p in self.plans) + ")"
         keys = ", ".join(f"{quote_ident(k)} AS k{i}" for i, k in enumerate(self.pk))
-        self.inner = f"SELECT {keys}, {line} AS l FROM {quote_ident(rel_db)}.{quote_ident(rel_table)}"
+        self.inner = f"SELECT {keys}, {line} AS l FROM {read_from((rel_db, rel_table), override)}"
         self.order = ", ".join(quote_ident(k) for k in self.pk)
         self.csv_parse = pacsv.ParseOptions(delimiter=",", quote_char='"', double_quote=True, escape_char=False,
                                             newlines_in_values=True, ignore_empty_lines=False)

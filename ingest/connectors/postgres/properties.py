@@ -79,6 +79,8 @@ FIELDS = FieldSet(
     common.KAFKA_CONNECT_ONLY,
     common.COLUMN_MAPPERS,
     common.MESSAGE_KEY_COLUMNS,
+    common.SNAPSHOT_OVERRIDES,
+    common.SNAPSHOT_OVERRIDE_STATEMENT,
     common.PROPAGATE_COLUMN_TYPE,
     common.PROPAGATE_DATATYPE,
     common.DEBEZIUM_UNSUPPORTED,
@@ -114,6 +116,7 @@ class PostgresProperties:
     column_exclude: tuple[re.Pattern[str], ...] | None
     column_mappers: ColumnMappers
     message_keys: MessageKeyColumns
+    snapshot_overrides: dict[str, str]   # "schema.table" -> the snapshot's SELECT
     time_precision_mode: str
     decimal_handling_mode: str
     hstore_handling_mode: str
@@ -191,6 +194,7 @@ def parse_properties(raw: dict[str, Any]) -> PostgresProperties:
         column_exclude=p["column.exclude.list"] or None,
         column_mappers=common.column_mappers(p),
         message_keys=MessageKeyColumns.parse(p["message.key.columns"]),
+        snapshot_overrides=common.snapshot_overrides(p),
         time_precision_mode=p["time.precision.mode"],
         decimal_handling_mode=p["decimal.handling.mode"],
         hstore_handling_mode=p["hstore.handling.mode"],

@@ -70,13 +70,16 @@ def row_estimates(conn: Any, relids: list[int]) -> list[int | None]:
 
 
 def read_chunk(conn: Any, table: CapturedTable, after_key: Sequence[str | None] | None, limit: int,
-               key_columns: tuple[str, ...], relation: str | None = None) -> pa.Table:
+               key_columns: tuple[str, ...], relation: str | None = None, override: str | None = None) -> pa.Table:
     """Rows of `table` with key > after_key in key order, at most `limit` (tables without a key: all rows),
     as one string column per table column (tuple order), NULL as null. `relation`: the server's quoted name
-    to read from, when it is no longer the table's (claim_table)."""
+    to read from, when it is no longer the table's (claim_table). `override`: the SELECT to read instead of
+    the table (snapshot.select.statement.overrides), chunked the same way."""
     d = table.definition
     cols = sql.SQL(", ").join(sql.Identifier(c) for c in table.column_names)
     source = sql.SQL(relation) if relation else sql.Identifier(d.schema, d.table)
+    if override is not None:   # (% doubled: the statement is formatted with the chunk's parameters)
+        source = sql.SQL("({}) AS {}").format(sql.SQL(override.replace("%", "%%")), sql.Identifier(d.table))
     query = sql.SQL("SELECT {} FROM {}").format(cols, source)
     params: list[Any] = []
     if key_columns:
@@ -216,7 +219,8 @@ class PostgresSnapshotSource:
                 while True:
                     # a chunk never overfills the batch: it reads at most the room left
                     limit = min(props.snapshot_fetch_size, max(1, limits.max_events - len(pending)))
-                    chunk = read_chunk(reader, table, after_key, limit, key_columns, relation)
+                    chunk = read_chunk(reader, table, after_key, limit, key_columns, relation,
+                                       props.snapshot_overrides.get(full))
                     ts_ms = now_ms()
                     block, rejects = build_block(table, chunk, SnapshotChunk(
                         slot_lsn, xmin, ts_ms, self.events.snapshot_tail(table, ts_ms, slot_lsn, xmin), counter + 1,
