@@ -27,7 +27,7 @@ COLUMN_INCLUDE = Field("column.include.list", "regex-list", exclusive_with="colu
 COLUMN_EXCLUDE = Field("column.exclude.list", "regex-list", doc="the columns not to capture, by qualified name")
 
 # Debezium's column mappers (ingest.events.column_mappers): families of properties whose names carry N, the
-# hash algorithm and the salt; each value lists the columns by qualified name.
+# hash algorithm and the salt, and the source-type propagation; each value lists columns by qualified name.
 COLUMN_TRUNCATE = Field("column.truncate.to.N.chars", "regex-list", name_pattern=r"column\.truncate\.to\.(\d+)\.chars",
                         doc="string values of these columns cut to N characters")
 COLUMN_MASK = Field("column.mask.with.N.chars", "regex-list", name_pattern=r"column\.mask\.with\.(\d+)\.chars",
@@ -39,7 +39,12 @@ COLUMN_HASH = Field("column.mask.hash.ALGO.with.salt.SALT", "regex-list",
 COLUMN_HASH_V2 = Field("column.mask.hash.v2.ALGO.with.salt.SALT", "regex-list",
                        name_pattern=r"column\.mask\.hash\.v2\.([^.]+)\.with\.salt\.(.+)", secret_name_group=2,
                        doc="as column.mask.hash, of the value's UTF-8 bytes (Debezium's v2)")
-COLUMN_MAPPERS = [COLUMN_TRUNCATE, COLUMN_MASK, COLUMN_HASH, COLUMN_HASH_V2]
+PROPAGATE_COLUMN_TYPE = Field("column.propagate.source.type", "regex-list",
+                              doc="these columns' field schemas carry the source type, length, scale, comment "
+                                  "and name (`__debezium.source.column.*` parameters)")
+PROPAGATE_DATATYPE = Field("datatype.propagate.source.type", "regex-list",
+                           doc="as column.propagate.source.type, for the columns whose `table.TYPENAME` matches")
+COLUMN_MAPPERS = [COLUMN_TRUNCATE, COLUMN_MASK, COLUMN_HASH, COLUMN_HASH_V2, PROPAGATE_COLUMN_TYPE, PROPAGATE_DATATYPE]
 SNAPSHOT_OVERRIDES = Field("snapshot.select.statement.overrides", "list",
                            doc="the tables (`schema.table` / `database.table`) whose snapshot reads the SELECT "
                                "given in `snapshot.select.statement.overrides.<table>`")
@@ -50,11 +55,6 @@ SNAPSHOT_OVERRIDE_STATEMENT = Field("snapshot.select.statement.overrides.TABLE",
 MESSAGE_KEY_COLUMNS = Field("message.key.columns",
                             doc="the message key of chosen tables instead of their primary key: "
                                 "`<table regex>:<column>,<column>;...`")
-PROPAGATE_COLUMN_TYPE = Field("column.propagate.source.type", "regex-list",
-                              doc="these columns' field schemas carry the source type, length, scale, comment "
-                                  "and name (`__debezium.source.column.*` parameters)")
-PROPAGATE_DATATYPE = Field("datatype.propagate.source.type", "regex-list",
-                           doc="as column.propagate.source.type, for the columns whose `table.TYPENAME` matches")
 
 
 def snapshot_overrides(p: ParsedProperties) -> dict[str, str]:
@@ -78,8 +78,8 @@ def column_mappers(p: ParsedProperties) -> ColumnMappers:
         masks=[(int(m.groups[0]), m.value) for m in p[COLUMN_MASK.name]],
         hashes=[(1, m.groups[0], m.groups[1], m.value) for m in p[COLUMN_HASH.name]]
         + [(2, m.groups[0], m.groups[1], m.value) for m in p[COLUMN_HASH_V2.name]],
-        propagate_columns=p.values.get(PROPAGATE_COLUMN_TYPE.name, ()),
-        propagate_datatypes=p.values.get(PROPAGATE_DATATYPE.name, ()))
+        propagate_columns=p[PROPAGATE_COLUMN_TYPE.name],
+        propagate_datatypes=p[PROPAGATE_DATATYPE.name])
 
 
 TIME_PRECISION_MODE = Field("time.precision.mode", "choice", allowed=("adaptive", "adaptive_time_microseconds",

@@ -83,8 +83,6 @@ FIELDS = FieldSet(
     common.MESSAGE_KEY_COLUMNS,
     common.SNAPSHOT_OVERRIDES,
     common.SNAPSHOT_OVERRIDE_STATEMENT,
-    common.PROPAGATE_COLUMN_TYPE,
-    common.PROPAGATE_DATATYPE,
     common.DEBEZIUM_UNSUPPORTED,
     unsupported("read.only*"),
 )
