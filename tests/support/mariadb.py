@@ -88,12 +88,3 @@ def private_mariadb() -> Iterator[PrivateMariaDb]:
             server.proc.wait(30)
         shutil.rmtree(root, ignore_errors=True)
 
-
-def query(params: dict, sql: str) -> list[tuple]:
-    conn = pymysql.connect(**params)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(sql)
-            return list(cur.fetchall())
-    finally:
-        conn.close()

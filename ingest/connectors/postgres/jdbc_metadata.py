@@ -1,4 +1,4 @@
-"""A column's size and decimal digits as the PostgreSQL JDBC driver reports them (DatabaseMetaData.getColumns
+"""A column's JDBC type, size and decimal digits as the PostgreSQL JDBC driver reports them (DatabaseMetaData.getColumns
 COLUMN_SIZE and DECIMAL_DIGITS, pgjdbc 42.7's TypeInfoCache), which Debezium's postgres connector takes as
 its Column length and scale: they decide column.truncate.*'s truncateLength, the cut of column.mask.hash.*
 and the `__debezium.source.column.length/scale` parameters of column.propagate.source.type.
@@ -10,9 +10,25 @@ modifier only: length 131089 (the display size) instead of 0, scale 0 instead of
 from __future__ import annotations
 
 from ingest.connectors.postgres.types import PgType
+from ingest.events.column_mappers import JDBC_STRING_TYPES
 
+# java.sql.Types codes as the PostgreSQL JDBC driver reports them (tableChanges[].columns[].jdbcType).
+_JDBC_TYPES = {
+    "bool": -7, "bit": -7, "varbit": 1111, "int2": 5, "int4": 4, "int8": -5, "oid": -5, "float4": 7, "float8": 8,
+    "numeric": 2, "money": 8, "bpchar": 1, "char": 1, "varchar": 12, "text": 12, "name": 12, "date": 91,
+    "time": 92, "timetz": 92, "timestamp": 93, "timestamptz": 93, "bytea": -2,
+}
 UNKNOWN_LENGTH = 2_147_483_647   # pgjdbc's unknownLength (Integer.MAX_VALUE)
 _TEMPORAL = ("date", "time", "timetz", "interval", "timestamp", "timestamptz")
+
+
+def jdbc_type(t: PgType) -> int:
+    return 2003 if t.element is not None else _JDBC_TYPES.get(t.name, 1111)
+
+
+def is_character_type(t: PgType) -> bool:
+    """A character type for the JDBC driver (which reports enums as VARCHAR: Debezium masks them, measured)."""
+    return t.element is None and (jdbc_type(t) in JDBC_STRING_TYPES or t.typtype == "e")
 
 
 def _base(t: PgType) -> PgType:

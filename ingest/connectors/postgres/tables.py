@@ -12,18 +12,10 @@ from ingest.connectors.postgres.catalog import TableDef
 from ingest.connectors.postgres.pgoutput import UNCHANGED_TOAST
 from ingest.connectors.postgres.properties import PostgresProperties
 from ingest.connectors.postgres.types import ColumnConverter, PgType, column_converter, numeric_typmod
-from ingest.events.column_mappers import JDBC_STRING_TYPES, MappedColumn, key_column_error, map_field
+from ingest.events.column_mappers import MappedColumn, key_column_error, map_field
 from ingest.events.envelope import Column, TableChange, TableSchemas, quoted_table_id, table_schemas
 
 log = logging.getLogger(__name__)
-
-# java.sql.Types codes as the PostgreSQL JDBC driver reports them (tableChanges[].columns[].jdbcType).
-_JDBC_TYPES = {
-    "bool": -7, "bit": -7, "varbit": 1111, "int2": 5, "int4": 4, "int8": -5, "oid": -5, "float4": 7, "float8": 8,
-    "numeric": 2, "money": 8, "bpchar": 1, "char": 1, "varchar": 12, "text": 12, "name": 12, "date": 91,
-    "time": 92, "timetz": 92, "timestamp": 93, "timestamptz": 93, "bytea": -2,
-}
-
 
 @dataclass
 class CapturedTable:
@@ -79,7 +71,7 @@ class CapturedTable:
             t = col.type
             scale = numeric_typmod(t.typmod)[1] if t.name == "numeric" else None
             cols.append(Column(
-                name=col.name, jdbc_type=jdbc_type(t), length=column_length(t),
+                name=col.name, jdbc_type=jdbc.jdbc_type(t), length=column_length(t),
                 type_name=t.name, position=col.position, optional=col.nullable,
                 type_expression=col.type_expression, native_type=t.oid, scale=scale,
                 auto_incremented=bool(col.default and col.default.startswith("nextval(")),
@@ -90,13 +82,10 @@ class CapturedTable:
                            default_charset_name=None)
 
 
-def jdbc_type(t: PgType) -> int:
-    return 2003 if t.element is not None else _JDBC_TYPES.get(t.name, 1111)
-
-
 def column_length(t: PgType) -> int | None:
-    """The declared length Debezium's Column has: numeric precision, varchar/bpchar length, bit and temporal
-    type modifiers; None when there is none."""
+    """The length in a schema change row's tableChanges: numeric precision, varchar/bpchar length, bit and
+    temporal type modifiers; None when there is none. (The column mappers use the JDBC driver's figures,
+    jdbc_metadata.column_size.)"""
     if t.name == "numeric":
         return numeric_typmod(t.typmod)[0]
     if t.typmod > 4 and t.name in ("varchar", "bpchar"):
@@ -104,11 +93,6 @@ def column_length(t: PgType) -> int | None:
     if t.typmod > 0 and t.name in ("bit", "varbit", "time", "timetz", "timestamp", "timestamptz"):
         return t.typmod
     return None
-
-
-def _is_string(t: PgType) -> bool:
-    """A character type for the JDBC driver (which reports enums as VARCHAR: Debezium masks them, measured)."""
-    return t.element is None and (jdbc_type(t) in JDBC_STRING_TYPES or t.typtype == "e")
 
 
 def _mapped(conv: ColumnConverter, qualified: str, t: PgType, props: PostgresProperties, streaming: bool
@@ -119,7 +103,7 @@ def _mapped(conv: ColumnConverter, qualified: str, t: PgType, props: PostgresPro
         length, scale = jdbc.decoder_column_size(t), jdbc.decoder_decimal_digits(t)
     else:
         length, scale = jdbc.column_size(t), jdbc.decimal_digits(t)
-    source = MappedColumn(_is_string(t), length, name=conv.name, type_name=jdbc.type_name(t), scale=scale)
+    source = MappedColumn(jdbc.is_character_type(t), length, name=conv.name, type_name=jdbc.type_name(t), scale=scale)
     mapped = map_field(props.column_mappers, qualified, source, conv.schema, conv.convert)
     if mapped is None:
         return conv

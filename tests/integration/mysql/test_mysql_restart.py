@@ -17,7 +17,7 @@ import pytest
 from ingest.bronze.contract import BatchLimits
 from ingest.config import EngineSettings
 from tests.support.connector_family import MEMBERS, SCHEMA, bronze_events, replay
-from tests.support.mariadb import private_mariadb, query
+from tests.support.mariadb import private_mariadb
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -97,7 +97,7 @@ def test_restart_in_the_middle_of_a_large_transaction(engine, engine_settings: E
         creates = Counter(json.loads(e["key"])["id"] for e in events if e["op"] == "c")
         assert len(creates) == 3 * rows_per_txn and set(creates.values()) == {1}
         want = {json.dumps({"id": i}, separators=(",", ":")): {"id": i, "round": r, "pad": p}
-                for i, r, p in query(server.params, f"SELECT id, round, pad FROM {SCHEMA}.bulk")}
+                for i, r, p in MEMBERS["mariadb"].query(server, f"SELECT id, round, pad FROM {SCHEMA}.bulk")}
         got = replay(events).get("bulk", {})
         assert sorted(got) == sorted(want)
         assert all(got[k] == want[k] for k in want)
