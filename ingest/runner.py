@@ -213,10 +213,11 @@ class BatchCoalescer:
 
 
 def _merge(first: Batch, second: Batch) -> Batch:
-    """One batch holding `first` then `second` (in seq order); the newer caught-up state and ack win."""
+    """One batch holding `first` then `second` (in seq order); the newer caught-up state, ack and position win."""
     return Batch(events=first.events + second.events, schema_changes=first.schema_changes + second.schema_changes,
                  rejects=first.rejects + second.rejects, blocks=first.blocks + second.blocks,
-                 caught_up=second.caught_up, ack=second.ack if second.ack is not None else first.ack)
+                 caught_up=second.caught_up, ack=second.ack if second.ack is not None else first.ack,
+                 position=second.position if second.position is not None else first.position)
 
 
 def coalesced(batches: Iterator[Batch], coalescer: BatchCoalescer,
@@ -303,8 +304,13 @@ def run_source(config: ProjectConfig, source_name: str, until_caught_up: bool = 
             resume = writer.resume_state()
             log.info("%s: %s", source_name, f"resuming after seq {resume.last_seq}" if resume.last_seq
                      else "nothing landed yet: starting from the beginning")
-            if connector.keeps_schema_history:  # MySQL, MariaDB rebuild theirs from bronze
-                connector.restore_schema_history(writer.schema_change_rows())
+            reason = connector.restart_from_scratch(resume)
+            if reason:  # e.g. Debezium restarts an unfinished initial snapshot from its beginning
+                log.warning("%s: %s: removing what bronze holds of this source (%s)", source_name, reason,
+                            writer.discard_all())
+                resume = writer.resume_state()
+            if connector.keeps_schema_history:  # MySQL, MariaDB, Debezium's historized connectors
+                connector.restore_schema_history(writer.schema_change_rows(connector.schema_history_positions))
             began = time.monotonic()
             _drive(connector, writer, resume, limits, until_caught_up, max_events, stop, result,
                    _Progress(result, progress, stream or sys.stderr, connector))

@@ -198,6 +198,9 @@ class Batch:
     caught_up: bool = False  # True when the source had nothing more to give at the time of this batch
     ack: Any = None          # connector-specific token passed back to acknowledge()
     blocks: list[BronzeEventBlock] = field(default_factory=list)  # more events, in columnar form
+    # Where the source continues after this batch: events and schema changes without a position of their own
+    # land with it (when a connector's hand-overs are merged, the last one's), so the last batch's rows say it.
+    position: str | None = None
 
     def __len__(self) -> int:
         return self.event_count + len(self.schema_changes) + len(self.rejects)

@@ -37,6 +37,7 @@ from ingest.bronze.contract import (
     SCHEMA_CHANGES_COLUMNS,
     SCHEMAS_COLUMNS,
     Batch,
+    BronzeEvent,
     ResumeState,
     ddl_columns,
     table_name,
@@ -176,6 +177,13 @@ def remove_expired_log(location: Path, retention_seconds: float, now: float | No
     return removed
 
 
+def _positions(events: list[BronzeEvent], batch_position: str | None) -> list[str | None]:
+    """Each event's own position, else the batch's (see Batch.position)."""
+    if batch_position is None:
+        return [e.position for e in events]
+    return [batch_position if e.position is None else e.position for e in events]
+
+
 class BronzeWriter:
     def __init__(self, spark: SparkSession, settings: EngineSettings, source: str) -> None:
         if not _SOURCE_NAME.match(source):
@@ -243,11 +251,25 @@ class BronzeWriter:
         last_seq = self._scalar(f"SELECT max(seq) FROM {events}")
         return ResumeState.from_row(last_seq, rows[0][0] if rows else None)
 
-    def schema_change_rows(self) -> list[tuple[str, str]]:
+    def discard_all(self) -> str:
+        """Delete every row this source landed (one Delta commit per table; the tables stay); what was removed,
+        as a phrase for the log."""
+        counts = []
+        for kind in ("events", "schema_changes", "rejects"):  # S_schemas: content-addressed, kept
+            n = self._scalar(f"SELECT count(*) FROM {self.tables[kind]}") or 0
+            if n:
+                self.spark.sql(f"DELETE FROM {self.tables[kind]}").collect()
+                counts.append(f"{n} {kind.replace('_', ' ')} rows")
+        self._load_state()
+        return ", ".join(counts) or "nothing"
+
+    def schema_change_rows(self, with_positions: bool = False) -> list[tuple[str, ...]]:
         """(seq, event JSON) of every committed schema change, for connectors that rebuild their schema
-        history from bronze before resuming (Debezium's schema history recovery)."""
-        return [(row[0], row[1]) for row in
-                self.spark.sql(f"SELECT seq, event FROM {self.tables['schema_changes']} ORDER BY seq").collect()]
+        history from bronze before resuming (Debezium's schema history recovery); (seq, event JSON, position)
+        `with_positions`."""
+        columns = "seq, event, position" if with_positions else "seq, event"
+        return [tuple(row) for row in
+                self.spark.sql(f"SELECT {columns} FROM {self.tables['schema_changes']} ORDER BY seq").collect()]
 
     # -- landing -----------------------------------------------------------------------------------
     @staticmethod
@@ -370,7 +392,7 @@ class BronzeWriter:
                     "value": [e.value for e in events], "key_schema_id": key_ids, "value_schema_id": value_ids,
                     "ts_ms": [e.ts_ms for e in events], "source_ts_ms": [e.source_ts_ms for e in events],
                     "txn_id": [e.txn_id for e in events], "snapshot": [e.snapshot for e in events],
-                    "position": [e.position for e in events], "batch_id": _Same(batch_id, len(events)),
+                    "position": _positions(events, batch.position), "batch_id": _Same(batch_id, len(events)),
                     "ingested_at": _Same(now, len(events))}))
             for block, (key_id, value_id) in zip(batch.blocks, block_ids, strict=True):
                 n = len(block)

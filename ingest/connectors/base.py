@@ -41,8 +41,10 @@ class SourceConnector(ABC):
     snapshot_progress: SnapshotProgress | None = None
 
     # Connectors that keep a schema history of their own (MySQL, MariaDB: from the binlog's DDL) get the
-    # committed schema changes back from bronze before they resume (restore_schema_history).
+    # committed schema changes back from bronze before they resume (restore_schema_history), with each row's
+    # position when `schema_history_positions`.
     keeps_schema_history: bool = False
+    schema_history_positions: bool = False
 
     def __init__(self, settings: SourceSettings, base_dir: Path | None = None) -> None:
         """`base_dir`: the configuration file's folder, against which relative paths resolve."""
@@ -84,9 +86,15 @@ class SourceConnector(ABC):
         """One line for `lakecdc status`: how far the committed position is behind the source (connects)."""
         return None
 
-    def restore_schema_history(self, changes: list[tuple[str, str]]) -> None:
+    def restore_schema_history(self, changes: list[tuple[str, ...]]) -> None:
         """(seq, schema change event JSON) rows of bronze S_schema_changes, given back before resuming when
-        `keeps_schema_history`."""
+        `keeps_schema_history` ((seq, event JSON, position) when `schema_history_positions`)."""
+        return None
+
+    def restart_from_scratch(self, resume: ResumeState) -> str | None:
+        """Why this source cannot continue from `resume` and must start over (the runner then removes what
+        bronze holds of it), or None. Debezium restarts an unfinished initial snapshot from its beginning: the
+        rows of the unfinished one would stay in bronze as duplicates and as rows deleted since."""
         return None
 
     def acknowledge(self, batch: Batch) -> None:

@@ -45,8 +45,10 @@ class _Invalid(Exception):
 @dataclass(frozen=True)
 class Field:
     """One property. `default` is written as a user would write it (docs show it; it is parsed like a given
-    value). `ignored`: accepted and without effect; `unsupported`: refused. A name ending in `*` declares every
-    name that starts with what comes before it (only for ignored and unsupported names). With `name_pattern`
+    value). `ignored`: accepted and without effect; `unsupported`: refused (with `hint` as the reason, when given);
+    `forwarded`: accepted and handed on as given (ParsedProperties.forwarded). A name ending in `*` declares every
+    name that starts with what comes before it (only for ignored, unsupported and forwarded names; `*` alone: every
+    name not declared otherwise). With `name_pattern`
     the field is a family of properties whose names carry parameters, like Debezium's
     `column.mask.with.N.chars`: `name` is how the docs show it, every given name matching the pattern is one
     member, and the parsed value is a tuple of `FamilyMember`s in the order given."""
@@ -69,6 +71,7 @@ class Field:
     secret_name_group: int | None = None               # family: the name's group shown as (hidden), e.g. a salt
     ignored: bool = False
     unsupported: bool = False
+    forwarded: bool = False                            # passed on as given, e.g. to the real Debezium connector
 
     @property
     def is_family(self) -> bool:
@@ -206,6 +209,7 @@ class ParsedProperties:
     values: Mapping[str, Any]
     given: frozenset[str]
     ignored: tuple[str, ...]
+    forwarded: Mapping[str, Any] = field(default_factory=dict)   # given names a `forwarded` field took, as given
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -223,7 +227,15 @@ class ParsedProperties:
             shown = spec.show(self.values[spec.name])
             if shown != spec.show(spec.parse(spec.default)):
                 out.append((spec.name, "(hidden)" if spec.kind == "password" else shown))
+        out += [(name, "(hidden)" if looks_secret(name) else str(value)) for name, value in self.forwarded.items()]
         return out
+
+
+def looks_secret(name: str) -> bool:
+    """A forwarded property whose value must not be shown (Debezium's passwords, keys, connection strings)."""
+    lowered = name.lower()
+    return any(word in lowered for word in ("password", "secret", "credential", "connection.string", ".key",
+                                            "token", "salt"))
 
 
 class FieldSet:
@@ -252,7 +264,7 @@ class FieldSet:
 
     def used(self) -> list[Field]:
         """The declarations whose values the connector reads (neither ignored nor unsupported)."""
-        return [spec for spec in self._fields.values() if not (spec.ignored or spec.unsupported)]
+        return [spec for spec in self._fields.values() if not (spec.ignored or spec.unsupported or spec.forwarded)]
 
     def _find(self, key: str) -> Field | None:
         if key in self._fields and not (self._fields[key].is_prefix or self._fields[key].is_family):
@@ -279,12 +291,16 @@ class FieldSet:
         given: dict[str, tuple[str, Any]] = {}   # declared name -> (the name used, raw value)
         families: dict[str, list[tuple[str, Any]]] = {}   # family field name -> its given (name, raw value)s
         ignored_names = []
+        forwarded: dict[str, Any] = {}
         for key, value in raw.items():
             spec = self._find(key)
             if spec is None:
                 problems.append(f"unknown property {key!r}{self._did_you_mean(key)}")
             elif spec.unsupported:
-                problems.append(f"{key!r} is a Debezium property lakecdc does not support yet")
+                problems.append(f"{key!r} cannot be set: {spec.hint}" if spec.hint
+                                else f"{key!r} is a Debezium property lakecdc does not support yet")
+            elif spec.forwarded:
+                forwarded[key] = value
             elif spec.ignored:
                 ignored_names.append(key)
             elif spec.is_family:
@@ -313,7 +329,8 @@ class FieldSet:
                 problems.append(f"{key}: {exc}")
         if problems:
             raise ConfigError(f"{label}: " + "; ".join(problems))
-        return ParsedProperties(self, values, frozenset(given) | frozenset(families), tuple(ignored_names))
+        return ParsedProperties(self, values, frozenset(given) | frozenset(families), tuple(ignored_names),
+                                forwarded)
 
     @staticmethod
     def _members(spec: Field, given: list[tuple[str, Any]], problems: list[str]) -> Iterator[FamilyMember]:

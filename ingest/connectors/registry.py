@@ -16,6 +16,9 @@ CONNECTORS: dict[str, str] = {
     "postgresql": "ingest.connectors.postgres:PostgresConnector",
     "mariadb": "ingest.connectors.mysql:MySqlConnector",
     "mysql": "ingest.connectors.mysql:MySqlConnector",
+    # the real Debezium connectors, in the embedded engine (ingest/connectors/debezium_engine)
+    **dict.fromkeys(("sqlserver", "oracle", "mongodb", "db2", "debezium"),
+                    "ingest.connectors.debezium_engine.connector:DebeziumEngineConnector"),
 }
 
 # connector name -> its property declarations (a FieldSet of connectors/properties.py): the docs' property
@@ -25,6 +28,11 @@ PROPERTY_FIELDS: dict[str, str] = {
     "postgresql": "ingest.connectors.postgres.properties:FIELDS",
     "mariadb": "ingest.connectors.mysql.properties:FIELDS",
     "mysql": "ingest.connectors.mysql.properties:FIELDS",
+    "sqlserver": "ingest.connectors.debezium_engine.properties:SQLSERVER",
+    "oracle": "ingest.connectors.debezium_engine.properties:ORACLE",
+    "mongodb": "ingest.connectors.debezium_engine.properties:MONGODB",
+    "db2": "ingest.connectors.debezium_engine.properties:DB2",
+    "debezium": "ingest.connectors.debezium_engine.properties:DEBEZIUM",
 }
 
 

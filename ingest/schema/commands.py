@@ -33,11 +33,11 @@ def cmd_rebuild(args: argparse.Namespace, config: ProjectConfig) -> int:
     engine = start_engine(config.engine)
     for source in _sources(config, args.source):
         settings = config.source(source)
-        connector = settings.connector
-        if connector == "debezium-json":  # records of another connector, landed as they are
-            connector = recorded_connector(engine.spark, config.engine, source) or connector
-        dialect = dialect_for_connector(connector)
         records = read_schema_changes(engine.spark, config.engine, source)
+        # the connector that wrote the events (debezium-json and the Debezium engine's sources land other
+        # connectors' records as they are); a source without schema change events has an empty history
+        connector = recorded_connector(engine.spark, config.engine, source) or settings.connector
+        dialect = dialect_for_connector(connector) if records else ""
         rows, rejects, _ = build_history(
             records, dialect, source=source,
             server_charset=settings.properties.get("database.server.charset"),

@@ -192,14 +192,20 @@ class Decoder:
             topic = record["topic"]
             if not isinstance(topic, str) or not topic:
                 raise RecordError("parse", "record topic is not a non-empty string")
-            key_schema, key_text, _ = self._part(record.get("key"), "key", self._key_prefixes, topic)
-            raw_value = record["value"] if "value" in record else record.get("payload")
-            value_schema, value_text, value = self._part(raw_value, "value", self._value_prefixes, topic)
+            return self.decode_record(topic, record.get("key"),
+                                      record["value"] if "value" in record else record.get("payload"))
         else:  # a bare Debezium value
             topic = None
             key_schema = key_text = None
             value_schema, value_text, value = self._part(record, "value")
         return self._classify(topic, key_schema, key_text, value_schema, value_text, value)
+
+    def decode_record(self, topic: str, key: Any, value: Any) -> DecodedEvent | DecodedSchemaChange:
+        """Decode one Kafka record's parts (JSON text, or JSON already parsed), e.g. as the real Debezium's
+        JsonConverter wrote them. Raises RecordError."""
+        key_schema, key_text, _ = self._part(key, "key", self._key_prefixes, topic)
+        value_schema, value_text, parsed = self._part(value, "value", self._value_prefixes, topic)
+        return self._classify(topic, key_schema, key_text, value_schema, value_text, parsed)
 
     def _classify(self, topic: str | None, key_schema: str | None, key_text: str | None,
                   value_schema: str | None, value_text: str | None, value: Any,

