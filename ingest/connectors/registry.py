@@ -17,7 +17,7 @@ CONNECTORS: dict[str, str] = {
     "mariadb": "ingest.connectors.mysql:MySqlConnector",
     "mysql": "ingest.connectors.mysql:MySqlConnector",
     # the real Debezium connectors, in the embedded engine (ingest/connectors/debezium_engine)
-    **dict.fromkeys(("sqlserver", "oracle", "mongodb", "db2", "debezium"),
+    **dict.fromkeys(("sqlserver", "oracle", "mongodb", "debezium"),
                     "ingest.connectors.debezium_engine.connector:DebeziumEngineConnector"),
 }
 
@@ -31,7 +31,6 @@ PROPERTY_FIELDS: dict[str, str] = {
     "sqlserver": "ingest.connectors.debezium_engine.properties:SQLSERVER",
     "oracle": "ingest.connectors.debezium_engine.properties:ORACLE",
     "mongodb": "ingest.connectors.debezium_engine.properties:MONGODB",
-    "db2": "ingest.connectors.debezium_engine.properties:DB2",
     "debezium": "ingest.connectors.debezium_engine.properties:DEBEZIUM",
 }
 

