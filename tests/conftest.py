@@ -51,6 +51,12 @@ def mariadb_url() -> str:
 
 
 @pytest.fixture(scope="session")
+def mariadb_dbz_url() -> str:
+    """The second MariaDB, started as `5.7.19-MariaDB-log` so that Debezium's MySQL connector accepts it."""
+    return _service_or_fail("LAKECDC_MARIADB_DBZ_URL", "the MariaDB for Debezium")
+
+
+@pytest.fixture(scope="session")
 def mariadb_params(mariadb_url: str) -> dict:
     """pymysql connect() keyword arguments from LAKECDC_MARIADB_URL (mysql://user:pw@host:port/)."""
     from urllib.parse import urlparse

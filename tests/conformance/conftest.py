@@ -32,17 +32,6 @@ def pg_captured(pg_dsn: str, conformance_dir: Path) -> Captured:
 
 
 @pytest.fixture(scope="session")
-def mariadb_dbz_url() -> str:
-    url = os.environ.get("LAKECDC_MARIADB_DBZ_URL")
-    if url:
-        return url
-    message = "the MariaDB for Debezium is not configured (LAKECDC_MARIADB_DBZ_URL unset); run `make test`"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-@pytest.fixture(scope="session")
 def mariadb_captured(mariadb_dbz_url: str, conformance_dir: Path) -> Captured:
     captured = capture_mariadb(mariadb_dbz_url, conformance_dir)
     TIMINGS["mariadb capture"] = captured.seconds

@@ -1,28 +1,33 @@
 """When a Debezium-engine source is caught up (`lakecdc run --until-caught-up` stops there).
 
-Debezium's metrics say whether the connector streams, whether its queue is empty and how many data change
-events it produced; they do not say whether the change stream's backlog is read. Where the source can say how
-far it is, it is asked: the position of the source when streaming was first seen (the target) must have been
-read by the connector. PostgreSQL: the connector's replication connection reports as its write position
-(pg_stat_replication.write_lsn) the last position it read, keepalives included; it reads the next message
-only after it queued the events of the previous one, so a write position at or past the target means
-everything up to the target is queued (the connector reports every `status.update.interval.ms`, 1 s here);
-MySQL/MariaDB: the binlog dump threads have sent everything. For the other
-connectors (SQL Server, Oracle, MongoDB) several quiet polls in a row stand for it (connector.QUIET_POLLS).
+Debezium's metrics (jvm.progress) say whether the connector streams and whether its queue is empty; they do not
+say whether the change stream's backlog is read. Where the source can say how far it is, it is asked once, when
+streaming is first seen (the target), and the connector must have read and queued everything up to it:
+  - PostgreSQL: the connector's replication connection reports as its write position (pg_stat_replication.
+    write_lsn) the last position it read, keepalives included, and it reads the next message only after it
+    queued the events of the previous one; so a write position at or past `pg_current_wal_flush_lsn()` means
+    everything up to the target is queued (it reports every `status.update.interval.ms`: 1 s here, unless the
+    source sets it), and every data change event it counted has reached lakecdc;
+  - MySQL/MariaDB: Debezium's streaming metrics give the binlog file and position the connector processed, to
+    compare with the server's `SHOW MASTER STATUS`.
+For the other connectors (SQL Server, Oracle, MongoDB) several quiet polls in a row stand for it
+(connector.QUIET_POLLS).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ingest.connectors.debezium_engine.jvm import Progress
 from ingest.errors import LakecdcError
 
 
 class SourceProbe(Protocol):
     ENGINE_DEFAULTS: dict[str, str]   # connector properties the probe relies on (the source's own win)
 
-    def reached(self) -> bool:
-        """Has the connector been sent everything the source held when this was first asked?"""
+    def reached(self, progress: Progress, received: int) -> bool:
+        """Has the connector read everything the source held when this was first asked? `received`: the data
+        change events lakecdc received this run."""
 
 
 class PostgresProbe:
@@ -44,7 +49,9 @@ class PostgresProbe:
         except psycopg2.Error as exc:
             raise LakecdcError(f"cannot ask PostgreSQL how far the slot is: {str(exc).strip()}") from None
 
-    def reached(self) -> bool:
+    def reached(self, progress: Progress, received: int) -> bool:
+        if received < progress.events_seen:
+            return False
         conn = self._connect()
         try:
             conn.autocommit = True
@@ -62,15 +69,13 @@ class PostgresProbe:
 
 
 class BinlogProbe:
-    """MySQL/MariaDB: every binlog dump thread (the connector's among them) sent the whole binlog."""
-
     ENGINE_DEFAULTS: dict[str, str] = {}
-    SENT_ALL = ("has sent all binlog", "master has sent all binlog", "source has sent all binlog")
 
     def __init__(self, properties: dict[str, str]) -> None:
         self.properties = properties
+        self.target: tuple[int, int] | None = None
 
-    def reached(self) -> bool:
+    def _master_position(self) -> tuple[int, int]:
         import pymysql
 
         p = self.properties
@@ -79,14 +84,31 @@ class BinlogProbe:
                                    user=p.get("database.user"), password=p.get("database.password", ""),
                                    connect_timeout=10)
         except pymysql.MySQLError as exc:
-            raise LakecdcError(f"cannot ask the server how far the binlog reader is: {exc}") from None
+            raise LakecdcError(f"cannot ask the server for its binlog position: {exc}") from None
         try:
             with conn.cursor() as cur:
-                cur.execute("SHOW PROCESSLIST")
-                states = [str(row[6] or "").lower() for row in cur.fetchall() if str(row[4]).startswith("Binlog Dump")]
-            return bool(states) and all(any(text in state for text in self.SENT_ALL) for state in states)
+                try:
+                    cur.execute("SHOW BINARY LOG STATUS")   # MySQL 8.4 and later
+                except pymysql.MySQLError:
+                    cur.execute("SHOW MASTER STATUS")
+                row = cur.fetchone()
         finally:
             conn.close()
+        if not row:
+            raise LakecdcError("the server reports no binlog position (is log_bin on?)")
+        return _binlog_key(row[0], int(row[1]))
+
+    def reached(self, progress: Progress, received: int) -> bool:
+        if progress.binlog is None:
+            return False
+        if self.target is None:
+            self.target = self._master_position()
+        return _binlog_key(*progress.binlog) >= self.target
+
+
+def _binlog_key(file: str, position: int) -> tuple[int, int]:
+    """`mysql-bin.000003`, 154 -> (3, 154): positions compare in file order."""
+    return int(str(file).rsplit(".", 1)[-1]), position
 
 
 PROBES: dict[str, type] = {

@@ -68,6 +68,7 @@ class DebeziumEngineConnector(SourceConnector):
         self._history: list[str] = []
         self._engine: jvm.EmbeddedEngine | None = None
         self._probe: SourceProbe | None = None
+        self._ddl_main, self._ddl_rank = "", 0   # the schema changes' source position and their count there
         self._state_dir: Path | None = None
 
     @property
@@ -165,15 +166,15 @@ class DebeziumEngineConnector(SourceConnector):
                 batch, handovers = Batch(), []
 
     def _caught_up(self, received: int, idle_polls: int) -> bool:
-        """Streaming, nothing waiting in the connector's queue, and then: every data change event the connector
-        counted received and the source says it sent everything it held (catch_up.py), on two quiet polls in a
-        row; for a connector without such a probe, QUIET_POLLS quiet polls in a row."""
+        """Streaming, nothing waiting in the connector's queue, and the connector has read everything the source
+        held (catch_up.py), on two quiet polls in a row; for a connector without such a probe, QUIET_POLLS quiet
+        polls in a row."""
         now = jvm.progress(self.topic_prefix)
         if not (now.connected and now.queue_empty):
             return False
         if self._probe is None:
             return idle_polls >= QUIET_POLLS
-        return idle_polls >= 2 and received >= now.events_seen and self._probe.reached()
+        return idle_polls >= 2 and self._probe.reached(now, received)
 
     def _add(self, batch: Batch, handover: jvm.HandOver, decoder: Decoder, offsets: EngineOffsets) -> None:
         for topic, key, value, position in handover.records:
@@ -185,10 +186,21 @@ class DebeziumEngineConnector(SourceConnector):
                                                   offsets.position()))
                 continue
             if type(decoded) is DecodedSchemaChange:
-                batch.schema_changes.append(BronzeSchemaChange(*decoded, position))
+                batch.schema_changes.append(BronzeSchemaChange(self._schema_change_seq(decoded.seq), *decoded[1:],
+                                                               position))
             else:
                 batch.events.append(decoded)  # type: ignore[arg-type]  (built as BronzeEvent)
         offsets.update(handover.offsets)
+
+    def _schema_change_seq(self, seq: str) -> str:
+        """A schema change's seq with, as its tiebreak, its place among the schema changes at the same source
+        position, in the order the connector emitted them: a snapshot's DDL (DROP, CREATE DATABASE, USE, CREATE
+        TABLE ...) all share one position and replay in this order (the history depends on it), before the rows
+        read there. Deterministic on replay: a run resumes after a whole position, or restarts a snapshot."""
+        main = seq.rsplit("-", 2)[0]
+        self._ddl_rank = self._ddl_rank + 1 if main == self._ddl_main else 0
+        self._ddl_main = main
+        return f"{main}-{self._ddl_rank:016x}-0"
 
     @staticmethod
     def _close(batch: Batch, handovers: list[jvm.HandOver], offsets: EngineOffsets, decoder: Decoder,

