@@ -8,6 +8,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ingest.bronze.contract import BRONZE_SCHEMA, table_name
+from ingest.generate.mongodb import (
+    CollectionFields,
+    collection_events,
+    infer_fields,
+    is_mongodb_schema,
+    is_mongodb_table,
+    spark_type,
+)
 from ingest.sqlutil import qualified, quote_literal
 
 if TYPE_CHECKING:
@@ -19,6 +27,7 @@ class CapturedColumn:
     name: str
     source_type: str | None = None   # from the schema history, when known
     spark_type: str | None = None
+    description: str | None = None   # what the column holds, when its source type does not say it
 
 
 @dataclass
@@ -27,6 +36,8 @@ class CapturedTable:
     table_id: str
     keys: list[str]
     columns: list[CapturedColumn] = field(default_factory=list)
+    mongodb: CollectionFields | None = None   # a MongoDB collection: its fields (ingest/generate/mongodb.py)
+    notes: list[str] = field(default_factory=list)   # what `generate` tells the user about the table
 
 
 def _exists(spark: SparkSession, table: str) -> bool:
@@ -64,12 +75,38 @@ def captured_tables(spark: SparkSession, source: str) -> list[CapturedTable]:
     history = _history_columns(spark, source)
     tables = []
     for r in rows:
+        value_schema = json.loads(registry[r["v"]]) if r["v"] in registry else None
+        if (is_mongodb_schema(value_schema) if value_schema is not None
+                else is_mongodb_table(spark, source, r["table_id"])):
+            fields = infer_fields(collection_events(spark, source, r["table_id"]))
+            tables.append(mongodb_table(source, r["table_id"], fields))
+            continue
         keys = _envelope_fields(registry[r["k"]], "key") if r["k"] in registry else []
         names = _envelope_fields(registry[r["v"]], "after") if r["v"] in registry else []
         known = history.get(r["table_id"], {})
         columns = [CapturedColumn(n, *known.get(n, (None, None))) for n in names]
         tables.append(CapturedTable(source, r["table_id"], keys, columns))
     return tables
+
+
+def mongodb_table(source: str, table_id: str, fields: CollectionFields) -> CapturedTable:
+    """A MongoDB collection: the key `_id` (the event key's text), `_id_value` and a column per top-level field,
+    typed from the captured documents, and `_document` (docs/connectors/mongodb-silver.md)."""
+    types = fields.types()
+    columns = [CapturedColumn("_id", spark_type="string", description="the document's _id as the event key holds "
+                                                                      "it (extended JSON text): the key of silver"),
+               CapturedColumn("_id_value", spark_type=spark_type(types["_id"]),
+                              description=f"the document's _id ({types['_id']})")]
+    columns += [CapturedColumn(name, spark_type=spark_type(type_name), description=f"document field ({type_name})")
+                for name, type_name in types.items() if name != "_id"]
+    columns.append(CapturedColumn("_document", spark_type="string",
+                                  description="the whole document (extended JSON); null after an update that "
+                                              "sent only the changed fields"))
+    notes = [f"{table_id}: the field {name!r} has no silver column ({why}); it stays in _document"
+             for name, why in fields.skipped.items()]
+    if fields.unreadable:
+        notes.append(f"{table_id}: {fields.unreadable} events hold a document that is not a JSON object")
+    return CapturedTable(source, table_id, ["_id"], columns, mongodb=fields, notes=notes)
 
 
 def _history_columns(spark: SparkSession, source: str) -> dict[str, dict[str, tuple[str | None, str | None]]]:

@@ -22,6 +22,7 @@ def generate(config: ProjectConfig, sources: list[str], models_dir: Path):
             raise LakecdcError(f"generate: source {source!r} has no captured tables in bronze yet (run ingest first)")
         write_files(render_source(source, tables, models_dir), result)
         result.notes += [keyless_note(t, base) for t, base in model_names(tables) if not t.keys]
+        result.notes += [note for t in tables for note in t.notes]
     return result
 
 

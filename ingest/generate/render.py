@@ -32,18 +32,31 @@ def _sql_string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def _mongodb_fields(table: CapturedTable) -> str:
+    """A MongoDB collection's fields with their type names as a Jinja list of [name, type] pairs, one a line (the
+    staging and silver models must agree on it; a list, because dbt's model config does not keep a dict's order,
+    which is the column order)."""
+    if table.mongodb is None:
+        return ""
+    lines = ",\n".join(f"    [{_sql_string(name)}, {_sql_string(type_name)}]"
+                       for name, type_name in table.mongodb.types().items())
+    return "[\n" + lines + "]"
+
+
 def staging_sql(table: CapturedTable) -> str:
+    fields = f", mongodb_fields={_mongodb_fields(table)}" if table.mongodb is not None else ""
     return (
         "{{ config(materialized='ephemeral') }}\n"
-        f"{{{{ lakecdc.lakecdc_staging({_sql_string(table.source)}, {_sql_string(table.table_id)}) }}}}\n"
+        f"{{{{ lakecdc.lakecdc_staging({_sql_string(table.source)}, {_sql_string(table.table_id)}{fields}) }}}}\n"
     )
 
 
 def silver_sql(table: CapturedTable, base: str, kind: str) -> str:
     materialization = "lakecdc_current" if kind == "current" else "lakecdc_history"
+    fields = f",\n    lakecdc_mongodb_fields={_mongodb_fields(table)}" if table.mongodb is not None else ""
     return (
         f"{{{{ config(materialized='{materialization}', schema='silver', "
-        f"lakecdc_source={_sql_string(table.source)}, lakecdc_table_id={_sql_string(table.table_id)}) }}}}\n"
+        f"lakecdc_source={_sql_string(table.source)}, lakecdc_table_id={_sql_string(table.table_id)}{fields}) }}}}\n"
         f"select * from {{{{ ref('stg_{base}') }}}}\n"
     )
 
@@ -74,15 +87,16 @@ def keyless_note(table: CapturedTable, base: str) -> str:
 
 def _column_docs(table: CapturedTable, with_tests: bool) -> list[dict]:
     cols = []
+    described = {c.name: c.description for c in table.columns if c.description}
     for k in table.keys:
-        entry: dict = {"name": k, "description": "primary key column"}
+        entry: dict = {"name": k, "description": described.get(k, "primary key column")}
         if with_tests:
             entry["data_tests"] = ["not_null"]
         cols.append(entry)
     for c in table.columns:
         if c.name in table.keys:
             continue
-        desc = f"source type {c.source_type}" if c.source_type else "captured column"
+        desc = c.description or (f"source type {c.source_type}" if c.source_type else "captured column")
         cols.append({"name": c.name, "description": desc})
     return cols
 
@@ -121,8 +135,11 @@ def models_yaml(source: str, tables: list[tuple[CapturedTable, str]]) -> str:
             "columns": _column_docs(table, with_tests=True),
         }
         if keys:
-            current["data_tests"] = [{"lakecdc.lakecdc_unique_current": {"arguments": {"keys": keys}}},
-                                  "lakecdc.lakecdc_no_placeholders"]
+            # MongoDB: documents with fields or values the generated columns do not hold (`lakecdc generate` again)
+            values_test = ("lakecdc.lakecdc_no_placeholders" if table.mongodb is None else {
+                "lakecdc.lakecdc_mongodb_fields": {"arguments": {"ignored": sorted(table.mongodb.skipped)},
+                                                   "config": {"severity": "warn"}}})
+            current["data_tests"] = [{"lakecdc.lakecdc_unique_current": {"arguments": {"keys": keys}}}, values_test]
         models.append(current)
         history: dict = {"name": f"{base}_history",
                          "description": f"Every version of every row of {table.table_id} (SCD2).",

@@ -3,12 +3,14 @@ idempotent re-runs; files edited by hand are never overwritten."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
-from ingest.generate.catalog import CapturedColumn, CapturedTable
+from ingest.generate.catalog import CapturedColumn, CapturedTable, mongodb_table
+from ingest.generate.mongodb import MongoEvent, infer_fields
 from ingest.generate.render import WriteResult, is_unedited, render_source, write_files
 
 pytestmark = pytest.mark.unit
@@ -77,3 +79,27 @@ def test_rerun_is_idempotent_and_keeps_edits(tmp_path: Path):
     write_files(render_source("inventory", tables, tmp_path), third)
     assert third.written == [tmp_path / "silver/inventory/_inventory__models.yml"]
     assert "email" in third.written[0].read_text()
+
+
+def test_a_mongodb_collection_carries_its_fields(tmp_path: Path):
+    """The inferred fields and types go into the staging and both silver models (each builds its columns from
+    them), in order; the YAML documents the columns and tests the documents against them."""
+    fields = infer_fields([MongoEvent("1", json.dumps({"_id": 1, "name": "a", "tags": ["x"], "a b": 2}))])
+    table = mongodb_table("mongo", "inventory.customers", fields)
+    assert table.keys == ["_id"] and [c.name for c in table.columns] == ["_id", "_id_value", "name", "tags",
+                                                                          "_document"]
+    assert [c.spark_type for c in table.columns] == ["string", "int", "string", "string", "string"]
+    assert table.notes == ["inventory.customers: the field 'a b' has no silver column (its name holds ' ', which a "
+                           "silver column name cannot); it stays in _document"]
+    files = render_source("mongo", [table], tmp_path)
+    mapping = "[\n    ['_id', 'int'],\n    ['name', 'string'],\n    ['tags', 'json']]"
+    stg = files[tmp_path / "staging/mongo/stg_mongo__customers.sql"]
+    assert f"lakecdc.lakecdc_staging('mongo', 'inventory.customers', mongodb_fields={mapping}) }}}}" in stg
+    for name in ("mongo__customers.sql", "mongo__customers_history.sql"):
+        assert f"lakecdc_mongodb_fields={mapping}) }}}}" in files[tmp_path / "silver/mongo" / name]
+    doc = yaml.safe_load(files[tmp_path / "silver/mongo/_mongo__models.yml"])
+    current = next(m for m in doc["models"] if m["name"] == "mongo__customers")
+    assert current["columns"][0]["name"] == "_id" and current["columns"][0]["data_tests"] == ["not_null"]
+    assert current["data_tests"] == [
+        {"lakecdc.lakecdc_unique_current": {"arguments": {"keys": ["_id"]}}},
+        {"lakecdc.lakecdc_mongodb_fields": {"arguments": {"ignored": ["a b"]}, "config": {"severity": "warn"}}}]

@@ -5,7 +5,7 @@
   lakecdc_history  silver history (SCD2): one row per version, valid_from/valid_to/is_current.
 
   Model config: lakecdc_source, lakecdc_table_id (the captured table), lakecdc_delete_mode (hard | soft;
-  default var lakecdc_delete_mode, hard).
+  default var lakecdc_delete_mode, hard), lakecdc_mongodb_fields (a MongoDB collection's fields, lakecdc_mongodb.sql).
 
   Incremental runs pick up bronze rows of batches after the model's watermark (table lakecdc_state in
   the model's schema). For every key those rows touch, the state is recomputed from ALL bronze events
@@ -258,10 +258,11 @@
 {% materialization lakecdc_current, adapter='spark' %}
   {%- set target = this.incorporate(type='table') -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
-  {%- set spec = lakecdc.lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id')) -%}
+  {%- set spec = lakecdc.lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id'),
+                                            config.get('lakecdc_mongodb_fields')) -%}
   {%- do lakecdc.lakecdc_require_key(spec, config.get('lakecdc_table_id')) -%}
   {%- set soft = config.get('lakecdc_delete_mode', var('lakecdc_delete_mode', 'hard')) == 'soft' -%}
-  {%- set full = existing is none or should_full_refresh() -%}
+  {%- set full = existing is none or should_full_refresh() or lakecdc.lakecdc_mongodb_types_changed(existing, spec) -%}
   {%- set state = lakecdc.lakecdc_state_relation(this.schema) -%}
   {{ run_hooks(pre_hooks) }}
   {%- do lakecdc.lakecdc_ensure_state(state) -%}
@@ -378,9 +379,10 @@
 {% materialization lakecdc_history, adapter='spark' %}
   {%- set target = this.incorporate(type='table') -%}
   {%- set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) -%}
-  {%- set spec = lakecdc.lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id')) -%}
+  {%- set spec = lakecdc.lakecdc_table_spec(config.get('lakecdc_source'), config.get('lakecdc_table_id'),
+                                            config.get('lakecdc_mongodb_fields')) -%}
   {%- do lakecdc.lakecdc_require_key(spec, config.get('lakecdc_table_id')) -%}
-  {%- set full = existing is none or should_full_refresh() -%}
+  {%- set full = existing is none or should_full_refresh() or lakecdc.lakecdc_mongodb_types_changed(existing, spec) -%}
   {%- set state = lakecdc.lakecdc_state_relation(this.schema) -%}
   {{ run_hooks(pre_hooks) }}
   {%- do lakecdc.lakecdc_ensure_state(state) -%}

@@ -3,8 +3,10 @@
   value schema the table's events used contributes its columns; a column decoded differently by two
   schema versions gets a CASE on value_schema_id; widened columns take the widest type.
 
-  lakecdc.lakecdc_table_spec(source, table_id) -> {keys: [{name, type, expr}], columns: [{name, type, expr, toast}]}
-  lakecdc.lakecdc_staging(source, table_id)    -> SELECT of one row per change event (tombstones left out) with the
+  lakecdc.lakecdc_table_spec(source, table_id, mongodb_fields=none) -> {keys: [{name, type, expr}], columns: [{name,
+      type, expr, toast}]}; a MongoDB collection's fields come from its generated models (lakecdc_mongodb.sql), and
+      its spec brings the events it reads (events_sql) and its _unavailable expression (unavailable)
+  lakecdc.lakecdc_staging(source, table_id, mongodb_fields=none) -> SELECT of one row per change event (tombstones left out) with the
       key columns, the value columns (after image, before image for deletes), _unavailable (names of columns
       holding the unavailable-value placeholder), _op, _seq, _source_ts, _ts, _batch_id, _key_json, _lsn.
   lakecdc.lakecdc_staging_meta(source, table_id, spec) -> the same rows without the key and value columns.
@@ -162,7 +164,10 @@
   {{ return(none) }}
 {% endmacro %}
 
-{% macro lakecdc_table_spec(source_name, table_id) %}
+{% macro lakecdc_table_spec(source_name, table_id, mongodb_fields=none) %}
+  {%- if mongodb_fields is not none -%}
+    {{ return(lakecdc.lakecdc_mongodb_spec(source_name, table_id, mongodb_fields)) }}
+  {%- endif -%}
   {%- if not execute -%}
     {{ return({'keys': [], 'columns': [], 'found': false, 'renames': {},
                'lineage': lakecdc.lakecdc_lineage(source_name, table_id)}) }}
@@ -217,12 +222,9 @@
           {%- endif -%}
         {%- endfor -%}
       {%- elif after -%}
-        {#- MongoDB: `after` is the document as a JSON string -#}
-        {%- if 'document' not in cols -%}
-          {%- do cols.update({'document': {'types': ['string'], 'variants': [[row[1], "get_json_object(value, '$.after')"]],
-                              'toast': false, 'raws': []}}) -%}
-          {%- do order.append('document') -%}
-        {%- endif -%}
+        {#- MongoDB: `after` is the document as a JSON string; its fields are in the generated models -#}
+        {{ exceptions.raise_compiler_error("lakecdc: " ~ table_id ~ " is a MongoDB collection: its models need its "
+            ~ "fields (mongodb_fields), which `lakecdc generate` infers from the documents; run it again") }}
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
@@ -291,8 +293,8 @@
   {{ return({'keys': keys, 'columns': columns, 'found': rows | length > 0, 'renames': renames, 'lineage': lineage}) }}
 {% endmacro %}
 
-{% macro lakecdc_staging(source_name, table_id) %}
-  {%- set spec = lakecdc.lakecdc_table_spec(source_name, table_id) -%}
+{% macro lakecdc_staging(source_name, table_id, mongodb_fields=none) %}
+  {%- set spec = lakecdc.lakecdc_table_spec(source_name, table_id, mongodb_fields) -%}
   {%- if execute and not spec['found'] -%}
     {{ exceptions.raise_compiler_error("lakecdc: no registered schemas for table " ~ table_id ~ " in source "
                                        ~ source_name ~ " (is bronze." ~ source_name ~ "_schemas filled?)") }}
@@ -318,7 +320,9 @@
     {{ c['expr'] }} as {{ lakecdc.lakecdc_ident(c['name']) }},
     {%- endfor %}
     {%- endif %}
-    {%- if toast %}
+    {%- if spec.get('unavailable') %}
+    {{ spec['unavailable'] }} as _unavailable,
+    {%- elif toast %}
     filter(array(
       {%- for c in toast %}
       case when {% for raw in c['raws'] %}{{ lakecdc.lakecdc_is_unavailable(raw) }}{% if not loop.last %} or {% endif %}{% endfor %} then {{ lakecdc.lakecdc_lit(c['name']) }} end
@@ -335,6 +339,9 @@
     key as _key_json,
     get_json_object(e.value, '$.source.lsn') as _lsn
   from (
+    {%- if spec.get('events_sql') %}
+    {{ spec['events_sql'] }}
+    {%- else %}
     select e.*, coalesce(__v.after, __v.before) as __vals, from_json(e.key, 'map<string,string>') as __k
     from (
       select e.*,
@@ -342,6 +349,7 @@
       from {{ lakecdc.lakecdc_bronze_relation(source_name, 'events') }} e
       where {{ spec['lineage']['filter'] }} and e.op is not null
     ) e
+    {%- endif %}
   ) e
   {#- a DROP TABLE ends every row of the table, as a truncate does: the source sends no delete for them. A table
       created again later fills up from its new events. A table renamed to this name ends the rows of the one

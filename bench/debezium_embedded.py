@@ -1,0 +1,165 @@
+"""The embedded Debezium path (`connector: debezium` and the SQL Server, Oracle, MongoDB sources) on PostgreSQL
+(figures for the closing note; not a test).
+
+    .venv/bin/python bench/debezium_embedded.py [--rows 1000000] [--updates 100000] [--runs 1]
+
+1. Snapshot of a ROWS-row, 8-column table (bench/postgres.py's table) by Debezium's postgres connector in the
+   embedded engine: `run_source` into bronze (the product path: records cross to Python, decoded, landed in
+   Delta), against the same connector delivering to a consumer that touches no record (no per-record crossing:
+   the JVM's limit for this connector here) in the same run.
+2. UPDATES single-row UPDATE transactions streamed the same two ways.
+
+Prints rows/s, the ratio product / JVM limit (target for the snapshot: 0.8), peak RSS, medians over --runs.
+Each run of the engine-only consumer happens in a child process (JPype starts one JVM per process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from postgres import DB, SCHEMA, dsn_parts, prepare, sql  # noqa: E402
+
+from ingest.bronze.contract import BatchLimits  # noqa: E402
+from ingest.config import EngineSettings, ProjectConfig, SourceSettings  # noqa: E402
+
+SLOT = "dbz_bench"
+SOURCE = "dbz_bench"
+
+
+def properties(mode: str = "initial") -> dict[str, object]:
+    p = dsn_parts()
+    return {"connector.class": "io.debezium.connector.postgresql.PostgresConnector", "plugin.name": "pgoutput",
+            "database.hostname": p["host"], "database.port": int(p["port"]), "database.user": p["user"],
+            "database.password": p["password"], "database.dbname": DB, "topic.prefix": "bench",
+            "slot.name": SLOT, "publication.name": SLOT, "publication.autocreate.mode": "filtered",
+            "table.include.list": f"{SCHEMA}\\.t", "snapshot.mode": mode, "poll.interval.ms": 500}
+
+
+def drop_slot() -> None:
+    for (slot,) in sql(f"SELECT slot_name FROM pg_replication_slots WHERE slot_name = '{SLOT}'"):
+        sql(f"SELECT pg_drop_replication_slot('{slot}')")
+    sql(f"DROP PUBLICATION IF EXISTS {SLOT}")
+
+
+def product(warehouse: Path, mode: str) -> tuple[int, float]:
+    """run_source until caught up: engine start to the last Delta commit."""
+    from ingest.runner import run_source
+
+    config = ProjectConfig(engine=EngineSettings(profile="local", warehouse=warehouse),
+                           sources={SOURCE: SourceSettings(SOURCE, "debezium", properties(mode))})
+    began = time.perf_counter()
+    result = run_source(config, SOURCE, until_caught_up=True, limits=BatchLimits(max_events=50_000, max_seconds=10),
+                        progress=False)
+    return result.events, time.perf_counter() - began
+
+
+ENGINE_ONLY = r'''
+import json, sys, tempfile, time, threading
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from ingest.connectors.debezium_engine import jvm
+jvm.start_jvm()
+import jpype
+props, expected = json.loads(sys.argv[2]), int(sys.argv[3])
+state = Path(tempfile.mkdtemp())
+props.update({"name": "bench-engine-only", "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
+              "offset.storage.file.filename": str(state / "offsets.dat"), "offset.flush.interval.ms": "0",
+              "converter.schemas.enable": "true"})
+seen, done, began = [0], threading.Event(), time.perf_counter()
+
+@jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
+class Count:
+    @jpype.JOverride
+    def handleBatch(self, records, committer):
+        seen[0] += records.size()     # one crossing per batch: no record is read in Python
+        committer.markBatchFinished()
+        if seen[0] >= expected:
+            done.set()
+    @jpype.JOverride
+    def supportsTombstoneEvents(self):
+        return True
+
+p = jpype.JClass("java.util.Properties")()
+for k, v in props.items():
+    p.setProperty(k, str(v))
+consumer = Count()
+engine = (jpype.JClass("io.debezium.engine.DebeziumEngine").create(jpype.JClass("io.debezium.engine.format.Json"))
+          .using(p).notifying(consumer).build())
+executor = jpype.JClass("java.util.concurrent.Executors").newSingleThreadExecutor()
+executor.execute(engine)
+done.wait(3600)
+print(json.dumps({"records": seen[0], "seconds": time.perf_counter() - began}))
+engine.close(); executor.shutdown()
+'''
+
+
+def engine_only(mode: str, expected: int) -> tuple[int, float]:
+    """The same connector to a consumer that counts the batch sizes only, until `expected` records arrived."""
+    out = subprocess.run([sys.executable, "-c", ENGINE_ONLY, str(ROOT), json.dumps(properties(mode)), str(expected)],
+                         capture_output=True, text=True, timeout=7200)
+    if out.returncode != 0:
+        raise SystemExit(f"engine-only run failed: {out.stderr[-2000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return result["records"], result["seconds"]
+
+
+def update_all(updates: int) -> None:
+    """UPDATES single-row transactions (explicit BEGIN/COMMIT: a multi-statement string is one transaction
+    otherwise), sent in chunks."""
+    for start in range(1, updates + 1, 5_000):
+        ids = range(start, min(start + 5_000, updates + 1))
+        sql("".join(f"BEGIN; UPDATE {SCHEMA}.t SET a = a + 1 WHERE id = {i}; COMMIT;" for i in ids))
+
+
+def median_rate(samples: list[tuple[int, float]]) -> float:
+    return statistics.median(n / s for n, s in samples if s > 0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--updates", type=int, default=100_000)
+    ap.add_argument("--runs", type=int, default=1)
+    args = ap.parse_args()
+    print(f"load average {open('/proc/loadavg').read().split()[:3]}; rows {args.rows:,}, updates {args.updates:,}")
+    prepare(args.rows)
+    snap_product, snap_limit, stream_product, stream_limit = [], [], [], []
+    for run in range(args.runs):
+        drop_slot()
+        snap_limit.append(engine_only("initial", args.rows))
+        drop_slot()
+        with tempfile.TemporaryDirectory() as work:
+            snap_product.append(product(Path(work) / "warehouse", "initial"))
+            update_all(args.updates)   # streamed by the next product run (the slot holds them)
+            began = time.perf_counter()
+            stream_product.append(product(Path(work) / "warehouse", "initial"))
+            print(f"run {run + 1}: streaming run took {time.perf_counter() - began:.1f}s")
+        drop_slot()
+        # engine-only streaming: a slot created without a snapshot, then the updates
+        sql(f"SELECT pg_create_logical_replication_slot('{SLOT}', 'pgoutput')")
+        update_all(args.updates)
+        stream_limit.append(engine_only("no_data", args.updates))
+        drop_slot()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    for what, product_samples, limit_samples in (("snapshot", snap_product, snap_limit),
+                                                 ("streaming", stream_product, stream_limit)):
+        p, limit = median_rate(product_samples), median_rate(limit_samples)
+        print(f"{what}: lakecdc (embedded Debezium -> bronze) {p:,.0f} records/s; Debezium to a consumer that "
+              f"touches no record {limit:,.0f} records/s; ratio {p / limit:.2f} (medians of {args.runs})")
+    print(f"peak RSS of this process (product runs) {rss:,.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
