@@ -148,18 +148,36 @@ def bronze_events(warehouse: Path) -> list[dict]:
     return table.to_pylist()
 
 
-def last_phase(warehouse: Path) -> str:
-    """The phase of the newest landed event's position: nothing, snapshot or streaming."""
+def events_commits(warehouse: Path) -> int:
+    """How many commits S_events has (read from its log's file names: cheap enough to poll)."""
+    log = warehouse / "bronze" / f"{SOURCE}_events" / "_delta_log"
+    return len(list(log.glob("*.json"))) if log.exists() else 0
+
+
+def resume_position(warehouse: Path) -> dict | None:
+    """Where a run resumes (the writer's rule: the newest batch's highest seq), reading only the newest batch's
+    files (their batch_id statistics pick them): polling the whole table would compete with the ingest."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     from deltalake import DeltaTable
 
     path = warehouse / "bronze" / f"{SOURCE}_events"
     if not (path / "_delta_log").exists():
-        return "nothing"
-    table = DeltaTable(str(path)).to_pyarrow_table(columns=["seq", "position"])
-    if table.num_rows == 0:
-        return "nothing"
-    last = max(table.to_pylist(), key=lambda e: e["seq"])
-    return json.loads(last["position"])["phase"]
+        return None
+    files = pa.table(DeltaTable(str(path)).get_add_actions(flatten=True)).select(["path", "max.batch_id"]).to_pylist()
+    if not files:
+        return None
+    newest = max(f["max.batch_id"] for f in files)
+    rows = [row for f in files if f["max.batch_id"] == newest
+            for row in pq.read_table(path / f["path"], columns=["batch_id", "seq", "position"]).to_pylist()
+            if row["batch_id"] == newest]
+    return json.loads(max(rows, key=lambda r: r["seq"])["position"]) if rows else None
+
+
+def last_phase(warehouse: Path) -> str:
+    """The phase of the resume position: nothing, snapshot or streaming."""
+    position = resume_position(warehouse)
+    return "nothing" if position is None else position["phase"]
 
 
 def replay(events: list[dict]) -> dict[str, dict[str, dict]]:

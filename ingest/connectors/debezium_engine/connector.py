@@ -134,7 +134,10 @@ class DebeziumEngineConnector(SourceConnector):
             jvm.write_offsets_file(self._state_dir / "offsets.dat", self.engine_name, offsets.pairs())
         if self.keeps_schema_history:
             (self._state_dir / "schema_history.jsonl").write_text("".join(line + "\n" for line in self._history))
-        engine = self._engine = jvm.EmbeddedEngine(self.properties(self._state_dir), schema_topic=self.topic_prefix)
+        # SQL Server reading several databases has a source partition per database; the others have one
+        multi = "," in self._given.get("database.names", "")
+        engine = self._engine = jvm.EmbeddedEngine(self.properties(self._state_dir), schema_topic=self.topic_prefix,
+                                                   multi_partition=multi)
         engine.start()
         return engine
 

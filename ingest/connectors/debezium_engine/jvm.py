@@ -130,10 +130,13 @@ class HandOver:
 class EmbeddedEngine:
     """One Debezium connector running in the embedded engine on a Java thread; `handovers` yields its batches."""
 
-    def __init__(self, properties: dict[str, str], schema_topic: str, queue_size: int = 8) -> None:
-        """`schema_topic`: where the connector sends its schema change events (its topic.prefix)."""
+    def __init__(self, properties: dict[str, str], schema_topic: str, multi_partition: bool = False,
+                 queue_size: int = 8) -> None:
+        """`schema_topic`: where the connector sends its schema change events (its topic.prefix);
+        `multi_partition`: its records may belong to several source partitions (SQL Server, several databases)."""
         self.properties = properties
         self.schema_topic = schema_topic
+        self.multi_partition = multi_partition
         self.queue: queue.Queue[HandOver] = queue.Queue(maxsize=queue_size)
         self.failure: str | None = None     # why the engine stopped, when it failed
         self.finished = threading.Event()
@@ -175,22 +178,26 @@ class EmbeddedEngine:
         self._executor.execute(self._engine)
 
     def _hand_over(self, records: Any, committer: Any) -> None:
-        """On the engine's thread: the records as Python text, waiting for room in the queue."""
+        """On the engine's thread: the records as Python text, waiting for room in the queue. Each Java call
+        costs a crossing: a record's source partition is asked only where there can be several (`multi_partition`),
+        else only the batch's last record's."""
         rows: list[tuple[str, str | None, str | None, str | None]] = []
         last: dict[str, Any] = {}   # partition text -> the last Java record of that partition
-        append = rows.append
+        append, schema_topic, multi = rows.append, self.schema_topic, self.multi_partition
         for record in records:
             key, value = record.key(), record.value()
-            source = record.sourceRecord()
-            partition = source.sourcePartition()
             topic = str(record.destination())
             value_text = None if value is None else str(value)
             position = None
-            if topic == self.schema_topic and value_text is not None:
-                position = json.dumps({"partition": json.loads(_json(partition)),
+            if topic == schema_topic and value_text is not None:
+                source = record.sourceRecord()
+                position = json.dumps({"partition": json.loads(_json(source.sourcePartition())),
                                        "offset": json.loads(_json(source.sourceOffset()))})
             append((topic, None if key is None else str(key), value_text, position))
-            last[str(partition)] = record
+            if multi:
+                last[str(record.sourceRecord().sourcePartition())] = record
+        if not multi and rows:
+            last[""] = records.get(records.size() - 1)
         offsets = {}
         for record in last.values():
             source = record.sourceRecord()

@@ -6,7 +6,6 @@ while streaming; after catch-up, bronze replayed in seq order equals every sourc
 
 from __future__ import annotations
 
-import json
 import random
 import signal
 import time
@@ -22,8 +21,10 @@ from tests.support.pg_e2e import (
     SOURCE,
     Workload,
     bronze_events,
+    events_commits,
     prepare_source,
     replay,
+    resume_position,
     source_rows,
     start_run,
 )
@@ -52,25 +53,14 @@ def write_config(tmp_path: Path, pg_dsn: str) -> Path:
 
 def committed_phase(warehouse: Path) -> str:
     """nothing, snapshot or streaming: where the last committed batch's offsets are (where a run resumes)."""
-    from deltalake import DeltaTable
-
-    path = warehouse / "bronze" / f"{SOURCE}_events"
-    if not (path / "_delta_log").exists():
+    position = resume_position(warehouse)
+    if position is None:
         return "nothing"
-    rows = DeltaTable(str(path)).to_pyarrow_table(columns=["batch_id", "position"]).to_pylist()
-    if not rows:
-        return "nothing"
-    position = json.loads(max(rows, key=lambda r: r["batch_id"])["position"])
     return "snapshot" if EngineOffsets.from_position(position).unfinished_snapshot() else "streaming"
 
 
-def events_version(warehouse: Path) -> int:
-    log = warehouse / "bronze" / f"{SOURCE}_events" / "_delta_log"
-    return len(list(log.glob("*.json"))) if log.exists() else 0
-
-
 def test_kill_minus_nine_during_debeziums_snapshot_and_streaming(pg_dsn: str, tmp_path: Path) -> None:
-    dsn = prepare_source(pg_dsn, 30_000)
+    dsn = prepare_source(pg_dsn, 20_000)
     drop_slot_and_publication(dsn, SLOT, SLOT)
     config = write_config(tmp_path, pg_dsn)
     warehouse = tmp_path / "warehouse"
@@ -82,13 +72,13 @@ def test_kill_minus_nine_during_debeziums_snapshot_and_streaming(pg_dsn: str, tm
     try:
         while phases.count("snapshot") < 4 or phases.count("streaming") < 6:
             assert len(phases) < 20, phases
-            version = events_version(warehouse)
+            version = events_commits(warehouse)
             proc = start_run(config, log, until_caught_up=False)
             if phases.count("snapshot") < 4:  # strike as soon as the snapshot commits a batch (a run that finds
                 # an unfinished snapshot in bronze first removes it: one more commit, before any snapshot row)
                 deadline = time.monotonic() + 120
                 while proc.poll() is None and time.monotonic() < deadline and not (
-                        events_version(warehouse) > version and committed_phase(warehouse) == "snapshot"):
+                        events_commits(warehouse) > version and committed_phase(warehouse) == "snapshot"):
                     time.sleep(0.05)
             else:  # let the snapshot finish, then strike while streaming
                 deadline = time.monotonic() + 240

@@ -28,6 +28,7 @@ from tests.support.pg_e2e import (
     SOURCE,
     Workload,
     bronze_events,
+    events_commits,
     last_phase,
     prepare_source,
     replay,
@@ -52,11 +53,11 @@ def test_kill_minus_nine_during_snapshot_and_streaming(pg_dsn: str, tmp_path: Pa
     try:
         kills = 0
         while kills < 10:
-            landed = len(bronze_events(warehouse))
+            landed = events_commits(warehouse)
             proc = start_run(config, log, until_caught_up=False)
             if kills < 4:  # the first kills wait for new snapshot rows to land, then strike mid-snapshot
                 deadline = time.monotonic() + 60
-                while proc.poll() is None and time.monotonic() < deadline and len(bronze_events(warehouse)) <= landed:
+                while proc.poll() is None and time.monotonic() < deadline and events_commits(warehouse) <= landed:
                     time.sleep(0.2)
                 time.sleep(rng.uniform(0.0, 0.6))
             else:  # the later kills strike while streaming, however long the snapshot takes on a busy machine
