@@ -148,7 +148,8 @@ def main() -> None:
             print(f"run {run + 1}: streaming run took {time.perf_counter() - began:.1f}s")
         drop_slot()
         # engine-only streaming: a slot created without a snapshot, then the updates
-        sql(f"SELECT pg_create_logical_replication_slot('{SLOT}', 'pgoutput')")
+        sql(f"CREATE PUBLICATION {SLOT} FOR TABLE {SCHEMA}.t")   # before the updates: pgoutput decodes
+        sql(f"SELECT pg_create_logical_replication_slot('{SLOT}', 'pgoutput')")   # with the catalog of then
         update_all(args.updates)
         stream_limit.append(engine_only("no_data", args.updates))
         drop_slot()
