@@ -24,7 +24,7 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.integration
 
-KILLS = 20
+KILLS = 12
 EVENTS = 30_000
 FILES = 12
 

@@ -42,7 +42,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.mark.slow
 def test_kill_minus_nine_during_snapshot_and_streaming(pg_dsn: str, tmp_path: Path) -> None:
-    dsn = prepare_source(pg_dsn, 100_000)
+    dsn = prepare_source(pg_dsn, 60_000)
     config = write_config(tmp_path, pg_dsn)
     warehouse = tmp_path / "warehouse"
     log = tmp_path / "run.log"

@@ -50,7 +50,7 @@ def _history(spark, name: str) -> list[tuple]:
 _counter = itertools.count(1)
 
 
-@settings(max_examples=9, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
+@settings(max_examples=6, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps=st.lists(op, min_size=3, max_size=24), cuts=st.lists(st.integers(0, 40), max_size=4),
        runs=st.lists(st.integers(0, 5), max_size=2), dups=st.lists(st.integers(0, 40), max_size=3),
