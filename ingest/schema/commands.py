@@ -34,10 +34,16 @@ def cmd_rebuild(args: argparse.Namespace, config: ProjectConfig) -> int:
     for source in _sources(config, args.source):
         settings = config.source(source)
         records = read_schema_changes(engine.spark, config.engine, source)
-        # the connector that wrote the events (debezium-json and the Debezium engine's sources land other
-        # connectors' records as they are); a source without schema change events has an empty history
-        connector = recorded_connector(engine.spark, config.engine, source) or settings.connector
-        dialect = dialect_for_connector(connector) if records else ""
+        # the source's own connector's dialect (mariadb is not mysql, though its events say "mysql"); for sources
+        # that land other connectors' records as they are (debezium-json, `connector: debezium`), the recording
+        # connector's; a source without schema change events has an empty history
+        dialect = ""
+        if records:
+            try:
+                dialect = dialect_for_connector(settings.connector)
+            except LakecdcError:
+                dialect = dialect_for_connector(recorded_connector(engine.spark, config.engine, source)
+                                                or settings.connector)
         rows, rejects, _ = build_history(
             records, dialect, source=source,
             server_charset=settings.properties.get("database.server.charset"),
