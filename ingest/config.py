@@ -93,6 +93,12 @@ class EngineSettings:
         return self.profile in ("databricks", "spark")
 
     @property
+    def misreads_decimal_statistics(self) -> bool:
+        """A Delta file's DECIMAL column whose statistics give one value is read from them, through a double
+        (Sail 0.7: docs/engine.md); lakecdc's tables keep no decimal statistics there."""
+        return self.profile == "local"
+
+    @property
     def should_register_tables(self) -> bool:
         if self.register_tables is None:
             return self.warehouse_on_this_machine

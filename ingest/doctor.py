@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ingest.config import ProjectConfig, SourceSettings
-from ingest.engine import check_warehouse_writable, start_engine
+from ingest.delta_log import misread_decimal_columns
+from ingest.engine import check_warehouse_writable, find_warehouse_tables, start_engine
 from ingest.errors import LakecdcError
 
 
@@ -43,6 +44,19 @@ def check_engine(config: ProjectConfig) -> str:
 def check_warehouse(config: ProjectConfig) -> str:
     check_warehouse_writable(config.engine.warehouse)
     return f"{config.engine.warehouse} is writable"
+
+
+def check_warehouse_tables(config: ProjectConfig) -> str:
+    """Tables whose decimal statistics the embedded engine misreads (ingest.delta_log.misread_decimal_columns)."""
+    tables = find_warehouse_tables(config.engine.warehouse)
+    misread = [f"{schema}.{table} ({', '.join(columns)})" for schema, table, location in tables
+               if (columns := misread_decimal_columns(location))]
+    if misread:
+        raise LakecdcError(
+            f"{len(misread)} table(s) hold decimal statistics that the embedded engine reads back rounded: "
+            f"{'; '.join(misread[:5])}{' ...' if len(misread) > 5 else ''}. They were written by an earlier "
+            "lakecdc; rebuild them once: `lakecdc dbt build --full-refresh` (docs/engine.md)")
+    return f"{len(tables)} Delta tables, none with misread decimal statistics"
 
 
 def check_dbt_parse(config: ProjectConfig) -> str:
@@ -101,6 +115,8 @@ def run_doctor(config: ProjectConfig) -> list[CheckResult]:
     results = []
     if config.engine.warehouse_on_this_machine:
         results.append(_check("warehouse", lambda: check_warehouse(config)))
+    if config.engine.warehouse_on_this_machine and config.engine.misreads_decimal_statistics:
+        results.append(_check("warehouse tables", lambda: check_warehouse_tables(config)))
     results.append(_check("engine", lambda: check_engine(config)))
     if results[-1].ok:
         results.append(_check("dbt", lambda: check_dbt_parse(config)))

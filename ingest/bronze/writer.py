@@ -15,7 +15,6 @@ one once when it comes again (a multiset, so duplicated deliveries in the input 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import time
@@ -43,6 +42,7 @@ from ingest.bronze.contract import (
     table_name,
 )
 from ingest.config import EngineSettings
+from ingest.delta_log import delta_configuration
 from ingest.errors import ConfigError
 from ingest.sqlutil import qualified, quote_ident, quote_literal
 
@@ -127,29 +127,6 @@ def _properties_sql(properties: dict[str, str]) -> str:
 
 def table_properties(kind: str) -> dict[str, str]:
     return {**BRONZE_PROPERTIES, "delta.dataSkippingStatsColumns": STATS_COLUMNS[kind]}
-
-
-def delta_configuration(location: Path) -> dict[str, str] | None:
-    """The table properties in the newest metaData action of a local Delta table (None: no local log)."""
-    log_dir = location / "_delta_log"
-    if not log_dir.is_dir():
-        return None
-    found: dict[str, str] | None = None
-    checkpoint = max(log_dir.glob("*.checkpoint.parquet"), default=None)
-    start = -1
-    if checkpoint is not None:
-        start = int(checkpoint.name[:20])
-        table = pq.read_table(checkpoint, columns=["metaData"]).column("metaData")
-        for meta in table.to_pylist():
-            if meta:
-                found = dict(meta.get("configuration") or {})
-    for commit in sorted(log_dir.glob("*.json")):
-        if int(commit.name[:20]) <= start:
-            continue
-        for line in commit.read_text().splitlines():
-            if '"metaData"' in line:
-                found = dict(json.loads(line)["metaData"].get("configuration") or {})
-    return found
 
 
 def remove_expired_log(location: Path, retention_seconds: float, now: float | None = None) -> int:

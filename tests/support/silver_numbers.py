@@ -33,7 +33,7 @@ COLUMNS = [("id", INT32), ("d_old", {"type": "float64"}), ("d_new", {"type": "do
            ("f_old", {"type": "float32"}), ("f_new", {"type": "float"}),
            ("arr", {"type": "array", "items": {"type": "double", "optional": True}}), ("pt", POINT),
            ("big", INT64), ("dec38", decimal_field(38, 0)), ("frac38", decimal_field(38, 38)),
-           ("money", decimal_field(10, 2)), ("vsd", VSD)]
+           ("money", decimal_field(10, 2)), ("vsd", VSD), ("fixed", decimal_field(20, 6))]
 
 
 def java_double(x: float) -> str:
@@ -94,6 +94,11 @@ VSD_EDGES = [Decimal("-1.5"), Decimal("123456789012345678901234567.8901234567"),
 BIG_EDGES = [-(2**63), 2**63 - 1, 0, -1, 2**53 + 1]
 
 
+# one value in every row: a Delta file whose column statistics have min = max, which Sail 0.7 reads back from
+# those statistics, parsed through a double (-71163320215847.030000), unless the table keeps no decimal statistics
+FIXED = Decimal("-71163320215847.039674")
+
+
 def build_rows(seed: int, n: int = N_ROWS) -> list[dict]:
     rng = random.Random(seed)
     rows = []
@@ -107,7 +112,7 @@ def build_rows(seed: int, n: int = N_ROWS) -> list[dict]:
                      "big": BIG_EDGES[i % len(BIG_EDGES)] if i % 3 else rng.randint(-(2**63), 2**63 - 1),
                      "dec38": DEC_EDGES[i % len(DEC_EDGES)] if i % 2 else Decimal(rng.randint(-MAX38, MAX38)),
                      "frac38": FRAC_EDGES[i % len(FRAC_EDGES)], "money": MONEY_EDGES[i % len(MONEY_EDGES)],
-                     "vsd": vsd})
+                     "vsd": vsd, "fixed": FIXED})
     return rows
 
 
@@ -137,7 +142,7 @@ def land(bronze: Bronze, rows: list[dict], op: str) -> None:
     for row in rows:
         after = {"id": row["id"], "big": row["big"], "dec38": encode_decimal(row["dec38"], 0),
                  "frac38": encode_decimal(row["frac38"], 38), "money": encode_decimal(row["money"], 2),
-                 "vsd": vsd_value(row["vsd"])}
+                 "vsd": vsd_value(row["vsd"]), "fixed": encode_decimal(row["fixed"], 6)}
         texts = event_text(row, java=row["id"] % 2 == 0)
         for name in texts:
             after[name] = f"@@{name}@@"

@@ -19,7 +19,7 @@ LAYERS: list[list[str]] = [
     ["bronze.contract", "events.to_bronze"],
     ["schema"],
     ["connectors"],
-    ["engine"],
+    ["engine", "delta_log"],
     ["bronze"],
     ["runner"],
     ["schema.store", "schema.commands"],

@@ -287,7 +287,7 @@
         from ({{ changes }}) __c
         {%- if not soft %} where not __deleted{% endif %}
       {%- endset -%}
-      {%- do lakecdc.lakecdc_replace_table(target, select_sql, 'main', location_clause()) -%}
+      {%- do lakecdc.lakecdc_replace_table(target, select_sql, 'main', location_clause(), columns) -%}
     {%- else -%}
       {%- do lakecdc.lakecdc_require_delta(target) -%}
       {%- do lakecdc.lakecdc_evolve_schema(target, columns, spec['renames']) -%}
@@ -409,7 +409,7 @@
         select {% for c in columns %}{{ lakecdc.lakecdc_ident(c['name']) }}{% if not loop.last %}, {% endif %}{% endfor %}
         from ({{ versions }}) __v
       {%- endset -%}
-      {%- do lakecdc.lakecdc_replace_table(target, select_sql, 'main', location_clause()) -%}
+      {%- do lakecdc.lakecdc_replace_table(target, select_sql, 'main', location_clause(), columns) -%}
     {%- else -%}
       {%- do lakecdc.lakecdc_require_delta(target) -%}
       {%- do lakecdc.lakecdc_evolve_schema(target, columns, spec['renames']) -%}

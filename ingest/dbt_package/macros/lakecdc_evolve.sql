@@ -65,9 +65,23 @@
       from {{ relation }}
     {%- endset -%}
     {{ log("lakecdc: rewriting " ~ relation ~ " (widened " ~ widened ~ ", renamed " ~ renamed ~ ")", info=true) }}
-    {%- do lakecdc.lakecdc_replace_table(relation, select_sql, 'lakecdc_widen', location_clause()) -%}
+    {%- set rewritten = [] -%}
+    {%- for c in existing -%}
+      {%- set lower = c['name'] | lower -%}
+      {%- do rewritten.append({'name': renamed[lower], 'type': desired_types[renamed[lower] | lower]} if lower in renamed
+                              else {'name': c['name'], 'type': widened.get(lower, c['type'])}) -%}
+    {%- endfor -%}
+    {%- do lakecdc.lakecdc_replace_table(relation, select_sql, 'lakecdc_widen', location_clause(), rewritten + missing) -%}
   {%- elif missing -%}
     {{ log("lakecdc: adding columns " ~ (missing | map(attribute='name') | list) ~ " to " ~ relation, info=true) }}
+    {%- set properties = lakecdc.lakecdc_stats_properties(existing) -%}
+    {%- if properties -%}
+      {#- a table written before lakecdc kept statistics on the columns of lakecdc_stats_properties only: an added
+          decimal column must not get statistics either -#}
+      {%- call statement('lakecdc_stats_columns') -%}
+        alter table {{ relation }} set tblproperties ({{ lakecdc.lakecdc_properties_sql(properties) }})
+      {%- endcall -%}
+    {%- endif -%}
     {%- call statement('lakecdc_add_columns') -%}{{ lakecdc.lakecdc_add_columns(relation, missing) }}{%- endcall -%}
   {%- endif -%}
   {{ return(widened or missing or renamed) }}

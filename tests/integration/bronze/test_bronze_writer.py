@@ -24,11 +24,11 @@ from ingest.bronze.writer import (
     BRONZE_PROPERTIES,
     BronzeWriter,
     create_table_sql,
-    delta_configuration,
     remove_expired_log,
     schema_id,
 )
 from ingest.config import EngineSettings
+from ingest.delta_log import delta_configuration
 
 pytestmark = pytest.mark.integration
 
