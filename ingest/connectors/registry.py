@@ -16,6 +16,7 @@ CONNECTORS: dict[str, str] = {
     "postgresql": "ingest.connectors.postgres:PostgresConnector",
     "mariadb": "ingest.connectors.mysql:MySqlConnector",
     "mysql": "ingest.connectors.mysql:MySqlConnector",
+    "kafka": "ingest.connectors.kafka:KafkaConnector",
     # the real Debezium connectors, in the embedded engine (ingest/connectors/debezium_engine)
     **dict.fromkeys(("sqlserver", "oracle", "mongodb", "debezium"),
                     "ingest.connectors.debezium_engine.connector:DebeziumEngineConnector"),
@@ -28,6 +29,7 @@ PROPERTY_FIELDS: dict[str, str] = {
     "postgresql": "ingest.connectors.postgres.properties:FIELDS",
     "mariadb": "ingest.connectors.mysql.properties:FIELDS",
     "mysql": "ingest.connectors.mysql.properties:FIELDS",
+    "kafka": "ingest.connectors.kafka.properties:FIELDS",
     "sqlserver": "ingest.connectors.debezium_engine.properties:SQLSERVER",
     "oracle": "ingest.connectors.debezium_engine.properties:ORACLE",
     "mongodb": "ingest.connectors.debezium_engine.properties:MONGODB",

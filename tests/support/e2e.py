@@ -122,10 +122,13 @@ class Project:
         return DeltaTable(str(path)).to_pyarrow_table().to_pylist()
 
     def bronze_events(self) -> list[dict[str, Any]]:
+        return self.bronze_rows("events", ["seq", "table_id", "op", "key", "value"])
+
+    def bronze_rows(self, kind: str, columns: list[str] | None = None) -> list[dict[str, Any]]:
         from deltalake import DeltaTable
 
-        return DeltaTable(str(self.warehouse / "bronze" / f"{self.source}_events")).to_pyarrow_table(
-            columns=["seq", "table_id", "op", "key", "value"]).to_pylist()
+        return DeltaTable(str(self.warehouse / "bronze" / f"{self.source}_{kind}")).to_pyarrow_table(
+            columns=columns).to_pylist()
 
 
 def normalise(value: Any) -> Any:
@@ -506,6 +509,12 @@ def pg_properties(pg_dsn: str) -> dict[str, Any]:
             "database.dbname": PG_DB, "topic.prefix": PG_SOURCE, "slot.name": PG_SLOT, "publication.name": PG_SLOT,
             "publication.autocreate.mode": "filtered", "table.include.list": f"{PG_SCHEMA}\\..*",
             "poll.interval.ms": 100}
+
+
+def pg_debezium_properties(pg_dsn: str) -> dict[str, Any]:
+    """pg_properties for Debezium's own postgres connector in the embedded engine (`connector: debezium`)."""
+    return {**pg_properties(pg_dsn), "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+            "plugin.name": "pgoutput"}
 
 
 def pg_pipeline(project: Project, dsn: str, dbt_build: Callable[[], str]) -> None:

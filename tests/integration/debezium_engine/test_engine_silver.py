@@ -14,8 +14,8 @@ from tests.support.e2e import (
     PG_TABLES,
     Project,
     compare_source,
+    pg_debezium_properties,
     pg_drop_slot,
-    pg_properties,
     pg_setup,
     pg_source_rows,
     pg_workload_1,
@@ -23,14 +23,10 @@ from tests.support.e2e import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-POSTGRES_CONNECTOR = "io.debezium.connector.postgresql.PostgresConnector"
-
-
 def test_postgresql_through_the_embedded_debezium_connector_gives_silver_equal_to_source(
         pg_dsn: str, tmp_path: Path) -> None:
     dsn = pg_setup(pg_dsn)
-    project = Project(tmp_path, PG_SOURCE, "debezium", {
-        **pg_properties(pg_dsn), "connector.class": POSTGRES_CONNECTOR, "plugin.name": "pgoutput"})
+    project = Project(tmp_path, PG_SOURCE, "debezium", pg_debezium_properties(pg_dsn))
     try:
         # snapshot, then the first workload of the native connector's e2e test (updates with unchanged TOASTed
         # values, deletes, key changes, an added column, inserts) streamed by a second run that resumes from

@@ -1,0 +1,210 @@
+"""The `kafka` source: Debezium's records read from Kafka topics with confluent-kafka and landed through the
+`debezium-json` decoder (seq from each record's source block, so bronze's order is the source's, whatever the
+topics' partitioning) and the bronze writer.
+
+Exactly once: the consumer is positioned by lakecdc (`assign`, no group rebalancing): every partition starts at
+the offset bronze holds for it (offsets.py), and the consumer group's offsets are committed only after a bronze
+commit, for monitoring tools. Records that cannot be decoded land in S_rejects with their topic, partition,
+offset and value bytes; ingest goes on.
+
+Properties: properties.py. Tested against a Kafka-protocol broker (tansu) with records of the real Debezium
+postgres connector (docs/connectors/kafka.md).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject, BronzeSchemaChange, ResumeState
+from ingest.config import SourceSettings
+from ingest.connectors.base import SourceConnector
+from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
+from ingest.connectors.kafka.offsets import KafkaOffsets, reject_seq
+from ingest.connectors.kafka.properties import FIELDS, OWNED_CONSUMER_SETTINGS
+from ingest.errors import ConfigError, LakecdcError
+
+METADATA_TIMEOUT_S = 10.0
+TOPIC_REFRESH_S = 5.0   # how often topics.regex looks for new topics, and every topic for new partitions
+
+
+class KafkaConnector(SourceConnector):
+    connector_name = "kafka"
+
+    def __init__(self, settings: SourceSettings, base_dir: Path | None = None) -> None:
+        super().__init__(settings, base_dir)
+        label = f"sources.{settings.name} (kafka)"
+        props = FIELDS.parse(settings.properties, label)
+        self.bootstrap: str = props["bootstrap.servers"]
+        self.topics: list[str] = list(props["topics"] or [])
+        regex = props["topics.regex"]
+        if not self.topics and not regex:
+            raise ConfigError(f"{label}: set topics (a list) or topics.regex")
+        try:
+            self.topics_regex = re.compile(regex) if regex else None
+        except re.error as exc:
+            raise ConfigError(f"{label}: topics.regex is not a valid regular expression ({exc})") from None
+        self.topic_prefix: str = props["topic.prefix"]
+        self.group_id: str = props["group.id"].replace("{source}", settings.name)
+        self.poll_seconds: float = props["poll.interval.ms"] / 1000.0
+        self.client_settings: dict[str, str] = {}
+        for name, value in props.forwarded.items():
+            setting = name.removeprefix("kafka.")
+            if setting in OWNED_CONSUMER_SETTINGS:
+                raise ConfigError(f"{label}: {name}: lakecdc sets the consumer's {setting} itself "
+                                  "(offsets are kept in bronze)")
+            self.client_settings[setting] = str(value).lower() if isinstance(value, bool) else str(value)
+        self._consumer: Any = None
+        self._assigned: dict[tuple[str, int], int] = {}
+
+    # -- the client ----------------------------------------------------------------------------------------------
+    def _config(self) -> dict[str, Any]:
+        return {**self.client_settings, "bootstrap.servers": self.bootstrap, "group.id": self.group_id,
+                "enable.auto.commit": False, "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest", "enable.partition.eof": False}
+
+    def _new_consumer(self) -> Any:
+        try:
+            from confluent_kafka import Consumer
+        except ImportError:
+            raise LakecdcError("connector kafka needs confluent-kafka: pip install 'lakecdc[kafka]'") from None
+        return Consumer(self._config())
+
+    def _partitions(self, consumer: Any) -> list[tuple[str, int]]:
+        """The partitions of the configured topics (a configured topic the broker does not know: an error)."""
+        try:
+            metadata = consumer.list_topics(timeout=METADATA_TIMEOUT_S)
+        except Exception as exc:  # KafkaException: unreachable brokers, authentication
+            raise LakecdcError(f"sources.{self.source_name}: Kafka at {self.bootstrap} did not answer: "
+                               f"{_first_line(exc)}") from None
+        known = metadata.topics
+        if self.topics:
+            missing = [t for t in self.topics if t not in known]
+            if missing:
+                raise LakecdcError(f"sources.{self.source_name}: topic(s) {', '.join(missing)} not found at "
+                                   f"{self.bootstrap}")
+            names = self.topics
+        else:
+            names = sorted(t for t in known if self.topics_regex.fullmatch(t) and not t.startswith("__consumer"))
+        return [(name, p) for name in names for p in sorted(known[name].partitions)]
+
+    def check(self) -> str:
+        consumer = self._new_consumer()
+        try:
+            partitions = self._partitions(consumer)
+        finally:
+            consumer.close()
+        topics = sorted({t for t, _ in partitions})
+        return f"Kafka {self.bootstrap}: {len(topics)} topic(s), {len(partitions)} partition(s) to read"
+
+    def _assign_new(self, consumer: Any, offsets: KafkaOffsets) -> None:
+        """Assign every partition not assigned yet, at the offset bronze holds for it (else the beginning)."""
+        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+        new = [tp for tp in self._partitions(consumer) if tp not in self._assigned]
+        if not new:
+            return
+        for tp in new:
+            self._assigned[tp] = offsets.next_offsets.get(tp, OFFSET_BEGINNING)
+        consumer.incremental_assign([TopicPartition(t, p, self._assigned[(t, p)]) for t, p in new])
+
+    def _caught_up(self, consumer: Any, offsets: KafkaOffsets) -> bool:
+        """Every assigned partition read up to its end (high watermark)."""
+        for topic, partition in self._assigned:
+            from confluent_kafka import TopicPartition
+
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=METADATA_TIMEOUT_S,
+                                                     cached=False)
+            if high > 0 and offsets.next_offsets.get((topic, partition), 0) < high:
+                return False
+        return True
+
+    # -- the batches ---------------------------------------------------------------------------------------------
+    def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
+        offsets = KafkaOffsets.from_position(resume.position)
+        decoder = Decoder(self.topic_prefix, (resume.position or {}).get("prev"), event_type=BronzeEvent)
+        consumer = self._consumer = self._new_consumer()
+        self._assigned = {}
+        self._assign_new(consumer, offsets)
+        refreshed = time.monotonic()
+        batch, opened = Batch(), 0.0
+        while True:
+            if time.monotonic() - refreshed >= TOPIC_REFRESH_S:
+                self._assign_new(consumer, offsets)
+                refreshed = time.monotonic()
+            messages = consumer.consume(num_messages=min(limits.max_events, 10_000), timeout=self.poll_seconds)
+            if not messages:
+                caught_up = self._caught_up(consumer, offsets)
+                yield self._close(batch, offsets, decoder, caught_up)
+                batch = Batch()
+                continue
+            if not len(batch):
+                opened = time.monotonic()
+            self._add(batch, messages, decoder, offsets)
+            if len(batch) >= limits.max_events or time.monotonic() - opened >= limits.max_seconds:
+                yield self._close(batch, offsets, decoder, caught_up=False)
+                batch = Batch()
+
+    def _add(self, batch: Batch, messages: list[Any], decoder: Decoder, offsets: KafkaOffsets) -> None:
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                if error.fatal() or not error.retriable():
+                    raise LakecdcError(f"sources.{self.source_name}: Kafka: {error.str()}")
+                continue
+            topic, partition, offset = message.topic(), message.partition(), message.offset()
+            key, value = message.key(), message.value()
+            try:
+                decoded = decoder.decode_record(topic, _text(key, "key"), _text(value, "value"))
+            except RecordError as exc:
+                batch.rejects.append(BronzeReject(reject_seq(topic, partition, offset), exc.stage, str(exc),
+                                                  value or b"", None))
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:  # odd shapes: reject, go on
+                batch.rejects.append(BronzeReject(reject_seq(topic, partition, offset), "parse",
+                                                  f"{type(exc).__name__}: {exc}", value or b"", None))
+            else:
+                if type(decoded) is DecodedSchemaChange:
+                    batch.schema_changes.append(BronzeSchemaChange(*decoded, None))
+                else:
+                    batch.events.append(decoded)  # type: ignore[arg-type]  (built as BronzeEvent)
+            offsets.advance(topic, partition, offset)
+
+    @staticmethod
+    def _close(batch: Batch, offsets: KafkaOffsets, decoder: Decoder, caught_up: bool) -> Batch:
+        """Every row of the batch carries where each partition continues (Batch.position)."""
+        batch.caught_up = caught_up
+        if len(batch):
+            batch.position = offsets.position(decoder.prev_main)
+            batch.ack = dict(offsets.next_offsets)
+        return batch
+
+    def acknowledge(self, batch: Batch) -> None:
+        """Bronze holds the batch: commit the landed offsets to the consumer group (monitoring only)."""
+        if self._consumer is None or not batch.ack:
+            return
+        from confluent_kafka import TopicPartition
+
+        self._consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in batch.ack.items()],
+                              asynchronous=True)
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+
+def _text(part: bytes | None, what: str) -> str | None:
+    if part is None:
+        return None
+    try:
+        return part.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError("decode", f"the record's {what} is not UTF-8 text ({exc.reason} at byte {exc.start})") \
+            from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]

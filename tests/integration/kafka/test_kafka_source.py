@@ -1,0 +1,75 @@
+"""`connector: kafka` against a real Kafka-protocol broker (tansu, started by scripts/services.sh) fed by the
+real Debezium postgres connector (tests/support/kafka.py): snapshot, a streamed workload landed by a second run
+that resumes from bronze's offsets, malformed records among them; then generate + dbt build: silver equals the
+source tables, and every malformed record is in S_rejects with its topic, partition and offset."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from ingest.bronze.contract import ResumeState
+from tests.support.e2e import (
+    PG_JSON,
+    PG_SOURCE,
+    PG_TABLES,
+    Project,
+    compare_source,
+    pg_debezium_properties,
+    pg_drop_slot,
+    pg_setup,
+    pg_source_rows,
+    pg_workload_1,
+)
+from tests.support.kafka import produce_debezium_records
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+MALFORMED = [b"not json at all", b"\xff\xfe not utf-8", b'{"schema": {"type": "struct"}, "payload": {"op": "x"}}']
+
+
+def test_kafka_topics_of_real_debezium_records_give_silver_equal_to_source(
+        pg_dsn: str, kafka_bootstrap: str, tmp_path: Path) -> None:
+    from confluent_kafka import Producer
+
+    dsn = pg_setup(pg_dsn)
+    prefix = f"{PG_SOURCE}_{uuid.uuid4().hex[:8]}"   # new topics: the broker outlives a test
+    debezium = {**pg_debezium_properties(pg_dsn), "topic.prefix": prefix}
+    project = Project(tmp_path, PG_SOURCE, "kafka", {
+        "bootstrap.servers": kafka_bootstrap, "topics.regex": prefix.replace(".", "\\.") + r"\..*",
+        "topic.prefix": prefix, "poll.interval.ms": 200})
+    try:
+        produced, resume = produce_debezium_records(kafka_bootstrap, debezium, ResumeState())
+        assert produced >= 40   # the snapshot: 30 accounts, 10 notes
+        project.ingest()
+        pg_workload_1(dsn)
+        more, _ = produce_debezium_records(kafka_bootstrap, debezium, resume)
+        assert more > 0
+        producer = Producer({"bootstrap.servers": kafka_bootstrap})
+        for value in MALFORMED:
+            producer.produce(f"{prefix}.shop.notes", value=value, key=b'{"id": 1}')
+        assert producer.flush(30) == 0
+        project.ingest()   # resumes from the offsets the first run landed in bronze
+        events = project.bronze_events()
+        assert len(events) == produced + more, "every record landed once"
+        rejects = project.bronze_rows("rejects")
+        assert sorted(r["raw"] for r in rejects) == sorted(MALFORMED)
+        assert all(r["seq"].startswith(f"kafka:{prefix}.shop.notes:") for r in rejects)
+        project.prepare_models()
+        project.dbt_build_local()
+        compare_source(project, PG_TABLES, PG_JSON, lambda t: pg_source_rows(dsn, t), "after workload 1:")
+    finally:
+        pg_drop_slot(pg_dsn)
+
+
+def test_kafka_source_problems_are_one_line(kafka_bootstrap: str, tmp_path: Path) -> None:
+    project = Project(tmp_path, "k", "kafka", {"bootstrap.servers": kafka_bootstrap, "topics": ["no_such_topic"],
+                                               "topic.prefix": "k"})
+    result = subprocess.run([sys.executable, "-m", "ingest.cli", "run", "--source", "k", "--until-caught-up"],
+                            cwd=project.dir, env=project.env, capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0
+    assert f"sources.k: topic(s) no_such_topic not found at {kafka_bootstrap}" in result.stderr
