@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from ingest.bronze.contract import BatchLimits
+from ingest.bronze.contract import BatchLimits, ResumeState
 from ingest.config import ProjectConfig
 from ingest.errors import LakecdcError
 
@@ -134,7 +134,7 @@ def cmd_reset(args: argparse.Namespace, config: ProjectConfig) -> int:
 def cmd_status(args: argparse.Namespace, config: ProjectConfig) -> int:
     """Exit 0 when every source is landed, reachable (unless --no-source) and, with --max-lag, within it;
     1 otherwise (for monitoring), with the problems named."""
-    from ingest.bronze.status import source_status
+    from ingest.bronze.status import landed_resume_state, source_status
     from ingest.engine import start_engine
 
     names = _sources(args, config)
@@ -148,7 +148,7 @@ def cmd_status(args: argparse.Namespace, config: ProjectConfig) -> int:
         elif args.max_lag is not None and st.lag_ms is not None and st.lag_ms > args.max_lag * 1000:
             report["problems"].append(f"lag {_lag(st.lag_ms)} is over --max-lag {args.max_lag:g}s")
         if st.landed and not args.no_source:
-            text, reachable = _source_lag(config, name)
+            text, reachable = _source_lag(config, name, landed_resume_state(spark, name, config.engine.catalog))
             report["source_lag"] = text
             if not reachable:
                 report["problems"].append(text)
@@ -171,7 +171,7 @@ def cmd_status(args: argparse.Namespace, config: ProjectConfig) -> int:
     return 1 if any(r["problems"] for r in reports) else 0
 
 
-def _source_lag(config: ProjectConfig, name: str) -> tuple[str | None, bool]:
+def _source_lag(config: ProjectConfig, name: str, landed: ResumeState) -> tuple[str | None, bool]:
     """(the connector's own view of its lag (PostgreSQL: the replication slot), or why it is unavailable, or
     None when the connector reports none; whether the source answered)."""
     from ingest.connectors import registry
@@ -180,7 +180,7 @@ def _source_lag(config: ProjectConfig, name: str) -> tuple[str | None, bool]:
     connector = None
     try:
         connector = registry.create(config.source(name), base_dir=base_dir)
-        return connector.source_lag(), True
+        return connector.source_lag(landed), True
     except Exception as exc:  # status must still print the other sources
         text = str(exc).strip().splitlines()
         return f"source not reachable: {text[0] if text else type(exc).__name__}", False

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ingest.bronze.contract import BRONZE_SCHEMA, table_name
+from ingest.bronze.contract import BRONZE_SCHEMA, ResumeState, table_name
 from ingest.sqlutil import qualified
 
 if TYPE_CHECKING:
@@ -52,3 +52,20 @@ def source_status(spark: SparkSession, source: str, catalog: str | None = None,
         schema_changes=_count(spark, name("schema_changes")) or 0, rejects=_count(spark, name("rejects")) or 0,
         lag_ms=(now_ms - int(last_ts)) if last_ts is not None else None,
     )
+
+
+def committed_position(spark: SparkSession, events_table: str, batch_id: int | None = None) -> str | None:
+    """The position JSON of the newest committed batch of S_events (`batch_id`: that batch, when known): where a
+    run resumes."""
+    batch = str(batch_id) if batch_id is not None else f"(SELECT max(batch_id) FROM {events_table})"
+    rows = spark.sql(f"SELECT position FROM {events_table} WHERE batch_id = {batch} "
+                     f"ORDER BY seq DESC LIMIT 1").collect()
+    return rows[0][0] if rows else None
+
+
+def landed_resume_state(spark: SparkSession, source: str, catalog: str | None = None) -> ResumeState:
+    """Where the source's next run would resume (read-only: for `lakecdc status`)."""
+    events = qualified(catalog, BRONZE_SCHEMA, table_name(source, "events"))
+    if _count(spark, events) is None:
+        return ResumeState()
+    return ResumeState.from_row(None, committed_position(spark, events))

@@ -41,6 +41,7 @@ from ingest.bronze.contract import (
     ddl_columns,
     table_name,
 )
+from ingest.bronze.status import committed_position
 from ingest.config import EngineSettings
 from ingest.delta_log import delta_configuration
 from ingest.errors import ConfigError
@@ -223,10 +224,8 @@ class BronzeWriter:
         if not self.last_events_batch:
             return ResumeState()
         events = self.tables["events"]
-        rows = self.spark.sql(f"SELECT position FROM {events} WHERE batch_id = {self.last_events_batch} "
-                              f"ORDER BY seq DESC LIMIT 1").collect()
         last_seq = self._scalar(f"SELECT max(seq) FROM {events}")
-        return ResumeState.from_row(last_seq, rows[0][0] if rows else None)
+        return ResumeState.from_row(last_seq, committed_position(self.spark, events, self.last_events_batch))
 
     def discard_all(self) -> str:
         """Delete every row this source landed (one Delta commit per table; the tables stay); what was removed,

@@ -82,8 +82,9 @@ class SourceConnector(ABC):
         closes it); connectors without a database to query refuse."""
         raise LakecdcError(f"{self.connector_name or self.settings.connector}: no source database to query")
 
-    def source_lag(self) -> str | None:
-        """One line for `lakecdc status`: how far the committed position is behind the source (connects)."""
+    def source_lag(self, landed: ResumeState) -> str | None:
+        """One line for `lakecdc status`: how far the committed position (`landed`, bronze's) is behind the
+        source (connects)."""
         return None
 
     def restore_schema_history(self, changes: list[tuple[str, ...]]) -> None:

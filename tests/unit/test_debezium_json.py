@@ -229,9 +229,9 @@ def test_properties_are_validated():
 
 def test_registry():
     assert connector_class("debezium-json") is DebeziumJsonConnector
-    with pytest.raises(ConfigError, match=r"unknown connector 'kafka' \(known: debezium, debezium-json, mariadb, "
-                                          r"mongodb, mysql"):
-        connector_class("kafka")
+    with pytest.raises(ConfigError, match=r"unknown connector 'pulsar' \(known: debezium, debezium-json, kafka, "
+                                          r"mariadb, mongodb, mysql"):
+        connector_class("pulsar")
     conn = create(settings("rel.jsonl"), base_dir=Path("/cfg"))
     assert conn.path == Path("/cfg/rel.jsonl")
 

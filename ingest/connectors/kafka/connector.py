@@ -122,6 +122,32 @@ class KafkaConnector(SourceConnector):
                 return False
         return True
 
+    def partition_lag(self, landed: ResumeState) -> dict[tuple[str, int], int]:
+        """(topic, partition) -> records in the partition after what bronze holds (high watermark minus the
+        landed next offset; a partition bronze has nothing of counts from its low watermark)."""
+        from confluent_kafka import TopicPartition
+
+        offsets = KafkaOffsets.from_position(landed.position)
+        consumer = self._new_consumer()
+        try:
+            lag = {}
+            for topic, partition in self._partitions(consumer):
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition),
+                                                           timeout=METADATA_TIMEOUT_S, cached=False)
+                lag[(topic, partition)] = max(0, high - max(low, offsets.next_offsets.get((topic, partition), low)))
+            return lag
+        finally:
+            consumer.close()
+
+    def source_lag(self, landed: ResumeState) -> str | None:
+        lag = self.partition_lag(landed)
+        behind = sorted(((n, f"{t}[{p}]") for (t, p), n in lag.items() if n), reverse=True)
+        text = f"kafka: {len(lag)} partition(s), {sum(lag.values()):,} record(s) not landed"
+        if behind:
+            shown = ", ".join(f"{name} {n:,}" for n, name in behind[:10])
+            text += f" ({shown}{', ...' if len(behind) > 10 else ''})"
+        return text
+
     # -- the batches ---------------------------------------------------------------------------------------------
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         offsets = KafkaOffsets.from_position(resume.position)

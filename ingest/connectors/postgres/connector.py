@@ -158,8 +158,8 @@ class PostgresConnector(SourceConnector):
         return {"slot": self.props.slot_name, "exists": True, "confirmed_flush_lsn": row[0], "restart_lsn": row[1],
                 "active": row[2], "lag_bytes": row[3], "retained_bytes": row[4]}
 
-    def source_lag(self) -> str | None:
-        lag = self.slot_lag()
+    def source_lag(self, landed: ResumeState) -> str | None:
+        lag = self.slot_lag()   # the slot's confirmed position follows bronze's commits
         if not lag["exists"]:
             return f"slot {lag['slot']} does not exist (the next run takes a snapshot only if snapshot.mode allows)"
         return (f"slot {lag['slot']}: confirmed up to {lag['confirmed_flush_lsn']}, {_size(lag['lag_bytes'])} of WAL "

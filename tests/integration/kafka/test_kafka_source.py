@@ -5,6 +5,7 @@ source tables, and every malformed record is in S_rejects with its topic, partit
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import uuid
@@ -50,10 +51,17 @@ def test_kafka_topics_of_real_debezium_records_give_silver_equal_to_source(
         more, _ = produce_debezium_records(kafka_bootstrap, debezium, resume)
         assert more > 0
         producer = Producer({"bootstrap.servers": kafka_bootstrap})
-        for value in MALFORMED:
+        for value in MALFORMED:   # one record per produce request (see below)
             producer.produce(f"{prefix}.shop.notes", value=value, key=b'{"id": 1}')
-        assert producer.flush(30) == 0
+            assert producer.flush(30) == 0
+        # status: what the topics hold beyond bronze, per partition. tansu 0.6 reports a partition's end as its
+        # last record batch's first offset + 1 (Kafka: the last offset + 1), so the Debezium records, produced in
+        # batches, are undercounted here; the partition of the malformed records ends with single-record batches
+        waiting = project.lakecdc("status", "--source", PG_SOURCE)
+        lags = [int(n.replace(",", "")) for n in re.findall(r"shop\.notes\[\d+\] ([\d,]+)", waiting)]
+        assert lags and max(lags) >= 3 and "record(s) not landed" in waiting, waiting
         project.ingest()   # resumes from the offsets the first run landed in bronze
+        assert ", 0 record(s) not landed" in project.lakecdc("status", "--source", PG_SOURCE)
         events = project.bronze_events()
         assert len(events) == produced + more, "every record landed once"
         rejects = project.bronze_rows("rejects")
