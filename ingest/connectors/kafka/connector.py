@@ -112,13 +112,16 @@ class KafkaConnector(SourceConnector):
         consumer.incremental_assign([TopicPartition(t, p, self._assigned[(t, p)]) for t, p in new])
 
     def _caught_up(self, consumer: Any, offsets: KafkaOffsets) -> bool:
-        """Every assigned partition read up to its end (high watermark)."""
-        for topic, partition in self._assigned:
-            from confluent_kafka import TopicPartition
+        """Every assigned partition read up to its end: the high watermark of the partition's last fetch response
+        (librdkafka keeps it; asking the broker costs a round trip per partition). A partition not fetched yet
+        is not caught up."""
+        from confluent_kafka import TopicPartition
 
-            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=METADATA_TIMEOUT_S,
-                                                     cached=False)
-            if high > 0 and offsets.next_offsets.get((topic, partition), 0) < high:
+        for topic, partition in self._assigned:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), cached=True)
+            if high < 0:   # no fetch response yet
+                return False
+            if offsets.next_offsets.get((topic, partition), low) < high:
                 return False
         return True
 
