@@ -154,7 +154,8 @@ class DebeziumEngineConnector(SourceConnector):
             except queue.Empty:
                 self._raise_if_stopped(engine)
                 idle += 1
-                yield self._close(batch, handovers, offsets, decoder, self._caught_up(received, idle))
+                caught_up = engine.handing_over == 0 and self._caught_up(received, idle)
+                yield self._close(batch, handovers, offsets, decoder, caught_up)
                 batch, handovers = Batch(), []
                 continue
             idle = 0

@@ -143,6 +143,7 @@ class EmbeddedEngine:
         self._closing = threading.Event()
         self._engine: Any = None
         self._executor: Any = None
+        self.handing_over = 0   # hand-overs under way on the engine's thread (records taken from Debezium's queue)
 
     def start(self) -> None:
         start_jvm()
@@ -154,7 +155,11 @@ class EmbeddedEngine:
         class Consumer:
             @jpype.JOverride
             def handleBatch(self, records: Any, committer: Any) -> None:  # noqa: N802 (Java's name)
-                engine._hand_over(records, committer)
+                engine.handing_over += 1
+                try:
+                    engine._hand_over(records, committer)
+                finally:
+                    engine.handing_over -= 1
 
             @jpype.JOverride
             def supportsTombstoneEvents(self) -> bool:  # noqa: N802
