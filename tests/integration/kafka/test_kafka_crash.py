@@ -1,5 +1,6 @@
 """Exactly once from Kafka under kill -9: a producer keeps writing Debezium JSON records (the generated
-inventory workload, Kafka Connect's JsonConverter form, tombstones included) into four-partition topics while
+inventory workload, Kafka Connect's JsonConverter form, tombstones included; one slice per run, so the stream
+goes on through every kill whatever the machine's speed) into four-partition topics while
 `lakecdc run` is killed with SIGKILL at least 10 times, each soon after a bronze commit; then the producer stops
 and a last run catches up. Bronze must hold every produced record exactly once (compared by topic and payload),
 and each run resumed from bronze's offsets, not the consumer group's."""
@@ -40,17 +41,19 @@ class Producing(threading.Thread):
         self.records = list(InventoryEvents(seed=15, prefix=prefix).events(EVENTS))
         self.sent = 0
         self.error: BaseException | None = None
+        self.go = threading.Semaphore(0)   # one slice per release: the test paces the stream by its kills
+        self.slice = -(-len(self.records) // (2 * KILLS))
 
     def run(self) -> None:
         try:
-            for start in range(0, len(self.records), 500):
-                for topic, key, value in self.records[start:start + 500]:
+            for start in range(0, len(self.records), self.slice):
+                self.go.acquire()
+                for topic, key, value in self.records[start:start + self.slice]:
                     self.producer.produce(topic, key=None if key is None else key.encode(),
                                           value=None if value is None else value.encode())
                     self.producer.poll(0)
                 assert self.producer.flush(60) == 0
-                self.sent = start + len(self.records[start:start + 500])
-                time.sleep(0.6)   # a stream, not one burst: it outlasts most of the kills
+                self.sent = start + len(self.records[start:start + self.slice])
         except BaseException as exc:  # reported by the test
             self.error = exc
 
@@ -75,6 +78,7 @@ def test_kill_minus_nine_while_producers_write_lands_every_record_once(kafka_boo
     kills = kills_while_producing = 0
     began = time.monotonic()
     while kills < KILLS:
+        producing.go.release()   # a slice is written while this run lands: half of them are out after the kills
         proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         before = landed_commits(warehouse, "kc")
         deadline = time.monotonic() + 120
@@ -87,7 +91,9 @@ def test_kill_minus_nine_while_producers_write_lands_every_record_once(kafka_boo
         kills += 1
         kills_while_producing += producing.is_alive()
         assert time.monotonic() - began < 600, f"only {kills} kills in 600 s"
-    assert kills_while_producing >= KILLS // 2, f"only {kills_while_producing} kills while the producer wrote"
+    assert kills_while_producing == KILLS, f"only {kills_while_producing} kills while the producer wrote"
+    for _ in range(KILLS):
+        producing.go.release()
     producing.join(timeout=300)
     assert producing.error is None, producing.error
     assert producing.sent == len(producing.records)
