@@ -6,10 +6,12 @@
 1. Snapshot of a ROWS-row, 8-column table (bench/postgres.py's table) by Debezium's postgres connector in the
    embedded engine: `run_source` into bronze (the product path: records cross to Python, decoded, landed in
    Delta), against the same connector delivering to a consumer that touches no record (no per-record crossing:
-   the JVM's limit for this connector here) in the same run.
-2. UPDATES single-row UPDATE transactions streamed the same two ways.
+   the JVM's limit for this connector here) in the same run. Two such limits: records as JsonConverter writes
+   them with a schema in each (Kafka Connect's and Debezium Server's usual format), and as lakecdc takes them
+   (JsonConverter without schemas; lakecdc fetches each schema once, jvm.BatchPacker).
+2. UPDATES single-row UPDATE transactions streamed the same ways.
 
-Prints rows/s, the ratio product / JVM limit (target for the snapshot: 0.8), peak RSS, medians over --runs.
+Prints rows/s, the ratios product / JVM limit (target for the snapshot: 0.8), peak RSS, medians over --runs.
 Each run of the engine-only consumer happens in a child process (JPype starts one JVM per process).
 """
 
@@ -72,11 +74,11 @@ from pathlib import Path
 from ingest.connectors.debezium_engine import jvm
 jvm.start_jvm()
 import jpype
-props, expected = json.loads(sys.argv[2]), int(sys.argv[3])
+props, expected, schemas = json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 state = Path(tempfile.mkdtemp())
 props.update({"name": "bench-engine-only", "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
               "offset.storage.file.filename": str(state / "offsets.dat"), "offset.flush.interval.ms": "0",
-              "converter.schemas.enable": "true"})
+              "converter.schemas.enable": schemas})
 seen, done, began = [0], threading.Event(), time.perf_counter()
 
 @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
@@ -95,7 +97,8 @@ p = jpype.JClass("java.util.Properties")()
 for k, v in props.items():
     p.setProperty(k, str(v))
 consumer = Count()
-engine = (jpype.JClass("io.debezium.engine.DebeziumEngine").create(jpype.JClass("io.debezium.engine.format.Json"))
+engine = (jpype.JClass("io.debezium.engine.DebeziumEngine").create(
+    jpype.JClass("io.debezium.engine.format.JsonByteArray"))
           .using(p).notifying(consumer).build())
 executor = jpype.JClass("java.util.concurrent.Executors").newSingleThreadExecutor()
 executor.execute(engine)
@@ -105,9 +108,13 @@ engine.close(); executor.shutdown()
 '''
 
 
-def engine_only(mode: str, expected: int) -> tuple[int, float]:
+LIMITS = {"with schemas": "true", "as lakecdc takes them": "false"}   # JVM limit -> converter.schemas.enable
+
+
+def engine_only(mode: str, expected: int, schemas: str) -> tuple[int, float]:
     """The same connector to a consumer that counts the batch sizes only, until `expected` records arrived."""
-    out = subprocess.run([sys.executable, "-c", ENGINE_ONLY, str(ROOT), json.dumps(properties(mode)), str(expected)],
+    out = subprocess.run([sys.executable, "-c", ENGINE_ONLY, str(ROOT), json.dumps(properties(mode)), str(expected),
+                          schemas],
                          capture_output=True, text=True, timeout=7200)
     if out.returncode != 0:
         raise SystemExit(f"engine-only run failed: {out.stderr[-2000:]}")
@@ -135,10 +142,14 @@ def main() -> None:
     args = ap.parse_args()
     print(f"load average {open('/proc/loadavg').read().split()[:3]}; rows {args.rows:,}, updates {args.updates:,}")
     prepare(args.rows)
-    snap_product, snap_limit, stream_product, stream_limit = [], [], [], []
+    snap_product: list[tuple[int, float]] = []
+    stream_product: list[tuple[int, float]] = []
+    snap_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
+    stream_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
     for run in range(args.runs):
-        drop_slot()
-        snap_limit.append(engine_only("initial", args.rows))
+        for name, schemas in LIMITS.items():
+            drop_slot()
+            snap_limit[name].append(engine_only("initial", args.rows, schemas))
         drop_slot()
         with tempfile.TemporaryDirectory() as work:
             snap_product.append(product(Path(work) / "warehouse", "initial"))
@@ -148,17 +159,20 @@ def main() -> None:
             print(f"run {run + 1}: streaming run took {time.perf_counter() - began:.1f}s")
         drop_slot()
         # engine-only streaming: a slot created without a snapshot, then the updates
-        sql(f"CREATE PUBLICATION {SLOT} FOR TABLE {SCHEMA}.t")   # before the updates: pgoutput decodes
-        sql(f"SELECT pg_create_logical_replication_slot('{SLOT}', 'pgoutput')")   # with the catalog of then
-        update_all(args.updates)
-        stream_limit.append(engine_only("no_data", args.updates))
-        drop_slot()
+        for name, schemas in LIMITS.items():
+            sql(f"CREATE PUBLICATION {SLOT} FOR TABLE {SCHEMA}.t")   # before the updates: pgoutput decodes
+            sql(f"SELECT pg_create_logical_replication_slot('{SLOT}', 'pgoutput')")   # with the catalog of then
+            update_all(args.updates)
+            stream_limit[name].append(engine_only("no_data", args.updates, schemas))
+            drop_slot()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for what, product_samples, limit_samples in (("snapshot", snap_product, snap_limit),
                                                  ("streaming", stream_product, stream_limit)):
-        p, limit = median_rate(product_samples), median_rate(limit_samples)
+        p = median_rate(product_samples)
+        limits = "; ".join(f"{name} {median_rate(samples):,.0f} records/s, ratio {p / median_rate(samples):.2f}"
+                           for name, samples in limit_samples.items())
         print(f"{what}: lakecdc (embedded Debezium -> bronze) {p:,.0f} records/s; Debezium to a consumer that "
-              f"touches no record {limit:,.0f} records/s; ratio {p / limit:.2f} (medians of {args.runs})")
+              f"touches no record: {limits} (medians of {args.runs})")
     print(f"peak RSS of this process (product runs) {rss:,.0f} MB")
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from ingest.bronze.contract import BatchLimits, ResumeState
 from ingest.config import SourceSettings
 from ingest.connectors.debezium_engine.connector import DebeziumEngineConnector
+from ingest.connectors.debezium_engine.jvm import enveloped
 
 
 def produce_debezium_records(bootstrap: str, properties: dict[str, Any],
@@ -26,7 +27,8 @@ def produce_debezium_records(bootstrap: str, properties: dict[str, Any],
 
     def tap(batch, handover, decoder, offsets) -> None:   # type: ignore[no-untyped-def]
         nonlocal produced
-        for topic, key, value, _ in handover.records:
+        for topic, key_schema, key, value_schema, value, _ in handover.records:
+            key, value = enveloped(key_schema, key), enveloped(value_schema, value)   # JsonConverter with schemas
             producer.produce(topic, value=None if value is None else value.encode(),
                              key=None if key is None else key.encode())
             produced += 1

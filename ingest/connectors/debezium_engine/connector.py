@@ -82,7 +82,8 @@ class DebeziumEngineConnector(SourceConnector):
                  "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
                  "offset.storage.file.filename": str(state_dir / "offsets.dat"),
                  "offset.flush.interval.ms": "0",   # a flush happens only when bronze committed (HandOver.commit)
-                 "converter.schemas.enable": "true"}
+                 # the schemas cross apart, once each (jvm.BatchPacker); bronze keeps every record's schema
+                 "converter.schemas.enable": "false"}
         probe = PROBES.get(self.connector_class)
         if probe is not None:
             props = {**probe.ENGINE_DEFAULTS, **props}
@@ -181,10 +182,11 @@ class DebeziumEngineConnector(SourceConnector):
         return idle_polls >= 2 and self._probe.reached(now, received)
 
     def _add(self, batch: Batch, handover: jvm.HandOver, decoder: Decoder, offsets: EngineOffsets) -> None:
-        for topic, key, value, position in handover.records:
+        for topic, key_schema, key, value_schema, value, position in handover.records:
             try:
-                decoded = decoder.decode_record(topic, key, value)
+                decoded = decoder.decode_payloads(topic, key_schema, key, value_schema, value)
             except RecordError as exc:
+                key, value = jvm.enveloped(key_schema, key), jvm.enveloped(value_schema, value)
                 raw = json.dumps({"topic": topic, "key": key, "value": value}).encode()
                 batch.rejects.append(BronzeReject(f"engine:{tiebreak(topic, key, value)}", exc.stage, str(exc), raw,
                                                   offsets.position()))

@@ -207,6 +207,18 @@ class Decoder:
         value_schema, value_text, parsed = self._part(value, "value", self._value_prefixes, topic)
         return self._classify(topic, key_schema, key_text, value_schema, value_text, parsed)
 
+    def decode_payloads(self, topic: str, key_schema: str | None, key: str | None, value_schema: str | None,
+                        value: str | None) -> DecodedEvent | DecodedSchemaChange:
+        """Decode one record given as JSON texts: key and value as JsonConverter writes them without schemas,
+        each with its schema's JSON (JsonConverter's `schema` part) apart, None when absent. The schema texts are
+        expected to repeat as the same str objects (their hashes computed once). Raises RecordError."""
+        try:
+            parsed = orjson.loads(value) if value is not None else None
+        except orjson.JSONDecodeError as exc:
+            raise RecordError("decode", f"value is not JSON: {exc}") from None
+        return self._classify(topic, self._canonical_schema(key_schema), key, self._canonical_schema(value_schema),
+                              value if parsed is not None else None, parsed)
+
     def _classify(self, topic: str | None, key_schema: str | None, key_text: str | None,
                   value_schema: str | None, value_text: str | None, value: Any,
                   ) -> DecodedEvent | DecodedSchemaChange:
