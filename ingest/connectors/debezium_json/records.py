@@ -207,6 +207,12 @@ class Decoder:
         value_schema, value_text, parsed = self._part(value, "value", self._value_prefixes, topic)
         return self._classify(topic, key_schema, key_text, value_schema, value_text, parsed)
 
+    def part(self, text: str | None, what: str) -> tuple[str | None, str | None]:
+        """(canonical schema JSON, payload JSON text) of one key or value JsonConverter wrote (the payload's
+        text as written). Raises RecordError."""
+        schema, payload_text, _ = self._part(text, what)
+        return schema, payload_text
+
     def decode_payloads(self, topic: str, key_schema: str | None, key: str | None, value_schema: str | None,
                         value: str | None) -> DecodedEvent | DecodedSchemaChange:
         """Decode one record given as JSON texts: key and value as JsonConverter writes them without schemas,

@@ -23,9 +23,17 @@ FIELDS = FieldSet(
     Field("group.id", default="lakecdc-{source}",
           doc="the consumer group the landed offsets are committed to after each bronze commit, for monitoring "
               "tools only (lakecdc resumes from bronze); `{source}` is the source's name"),
-    Field("value.converter", "choice", default="json", allowed=("json",),
-          doc="how the producers serialised the records: json (Kafka Connect's JsonConverter with "
-              "schemas.enable=true, Debezium Server's json format)"),
+    Field("value.converter", "choice", default="json", allowed=("json", "avro"),
+          doc="how the producers serialised the records' values: json (Kafka Connect's JsonConverter with "
+              "schemas.enable=true, Debezium Server's json format) or avro (Confluent's AvroConverter, with a "
+              "schema registry)"),
+    Field("key.converter", "choice", allowed=("json", "avro"),
+          doc="how the producers serialised the records' keys; by default as value.converter"),
+    Field("schema.registry.url", hint="http(s)://host:port",
+          doc="the Confluent-compatible schema registry the Avro records' schema ids refer to (needed with avro); "
+              "each schema is fetched once"),
+    Field("schema.registry.basic.auth.user.info", "password",
+          doc="`user:password` for the schema registry's HTTP basic authentication"),
     common.POLL_INTERVAL_MS.but(doc="how long one poll waits for records (ms)"),
     Field("kafka.*", forwarded=True, doc="a librdkafka consumer setting, e.g. kafka.security.protocol=SASL_SSL, "
                                           "kafka.sasl.mechanism, kafka.sasl.username, kafka.sasl.password"),
