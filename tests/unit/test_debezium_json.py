@@ -162,6 +162,20 @@ def test_schema_change_event_and_heartbeat():
     assert txn.txn_id == "571:53195832"
 
 
+def test_a_row_that_disagrees_with_its_schema_is_refused():
+    schema = {"type": "struct", "name": "t.Envelope", "optional": False, "fields": [
+        {"field": "after", "type": "struct", "optional": True, "name": "t.Value", "fields": [
+            {"field": "id", "type": "int32", "optional": False},
+            {"field": "name", "type": "string", "optional": True}]},
+        {"field": "op", "type": "string", "optional": False}]}
+    good = {"schema": schema, "payload": {"after": {"id": 1, "name": None}, "op": "c", "source": {}}}
+    assert Decoder().decode_record("t", None, orjson.dumps(good).decode()).op == "c"
+    bad = {"schema": schema, "payload": {"after": {"id": 1, "nmae": "x"}, "op": "c", "source": {}}}
+    with pytest.raises(RecordError, match=r"after row disagrees with its schema \(missing \['name'\], not in the "
+                                          r"schema \['nmae'\]\)"):
+        Decoder().decode_record("t", None, orjson.dumps(bad).decode())
+
+
 @pytest.mark.parametrize("line, stage", [
     (b"{not json", "decode"),
     (b"[1, 2]", "decode"),

@@ -82,6 +82,15 @@ def _opt_str(value: Any) -> str | None:
     return str(value)
 
 
+def _row_field_names(value_schema: str) -> frozenset[str]:
+    """The field names of an envelope schema's `after` struct; empty when it has none (not an envelope, or a
+    MongoDB event whose rows are JSON text)."""
+    for field in orjson.loads(value_schema).get("fields") or []:
+        if field.get("field") == "after" and field.get("type") == "struct":
+            return frozenset(f["field"] for f in field.get("fields") or [])
+    return frozenset()
+
+
 def _dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
 
@@ -104,6 +113,7 @@ class Decoder:
         # topic -> (`{"schema":S,"payload":` text as found, canonical S) of its last key / value
         self._key_prefixes: dict[str, tuple[str, str | None]] = {}
         self._value_prefixes: dict[str, tuple[str, str | None]] = {}
+        self._row_fields: dict[str, frozenset[str]] = {}   # canonical value schema -> its row's field names
 
     # -- key / value parts -------------------------------------------------------------------------
     def _canonical_schema(self, schema_text: str | None, schema_obj: Any = None) -> str | None:
@@ -225,6 +235,21 @@ class Decoder:
         return self._classify(topic, self._canonical_schema(key_schema), key, self._canonical_schema(value_schema),
                               value if parsed is not None else None, parsed)
 
+    def _check_rows(self, value_schema: str, value: dict[str, Any]) -> None:
+        """The before/after rows hold exactly the fields their schema names (JsonConverter writes every field,
+        nulls included); a payload that disagrees with its schema is a reject, not a row with missing columns."""
+        fields = self._row_fields.get(value_schema)
+        if fields is None:
+            fields = self._row_fields[value_schema] = _row_field_names(value_schema)
+        if not fields:
+            return
+        for image in ("after", "before"):
+            row = value.get(image)
+            if type(row) is dict and row.keys() != fields:
+                missing, extra = sorted(fields - row.keys()), sorted(row.keys() - fields)
+                raise RecordError("parse", f"the payload's {image} row disagrees with its schema (missing "
+                                           f"{missing[:5]}, not in the schema {extra[:5]})")
+
     def _classify(self, topic: str | None, key_schema: str | None, key_text: str | None,
                   value_schema: str | None, value_text: str | None, value: Any,
                   ) -> DecodedEvent | DecodedSchemaChange:
@@ -250,6 +275,8 @@ class Decoder:
             op = value["op"]
             if op not in OPS:
                 raise RecordError("parse", f"unknown op {str(op)[:20]!r}")
+            if value_schema is not None:
+                self._check_rows(value_schema, value)
             table_id = self._source_table(source) or self._topic_table(topic)
             self._topic_tables[topic] = table_id
             try:

@@ -36,7 +36,12 @@ from tests.support.schema_registry import SchemaRegistry
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-MALFORMED = [b"not json at all", b"\xff\xfe not utf-8", b'{"schema": {"type": "struct"}, "payload": {"op": "x"}}']
+MALFORMED = [b"not json at all", b"\xff\xfe not utf-8", b'{"schema": {"type": "struct"}, "payload": {"op": "x"}}',
+             # a payload that disagrees with its schema: its row names a field the schema does not have
+             b'{"schema":{"type":"struct","optional":false,"fields":[{"field":"after","type":"struct","optional":true,'
+             b'"fields":[{"field":"id","type":"int64","optional":false}]},{"field":"op","type":"string",'
+             b'"optional":false}]},"payload":{"after":{"idd":1},"op":"c","source":{"connector":"postgresql",'
+             b'"db":"e2e_pg","schema":"shop","table":"notes","lsn":1}}}']
 
 
 def test_kafka_topics_of_real_debezium_records_give_silver_equal_to_source(
