@@ -25,6 +25,16 @@ def _positive(kind: type):
     return parse
 
 
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port number (0-65535): {text!r}")
+    return port
+
+
 def _sources(args: argparse.Namespace, config: ProjectConfig) -> list[str]:
     if args.source:
         config.source(args.source)  # unknown name -> ConfigError listing the configured ones
@@ -55,7 +65,8 @@ def cmd_run(args: argparse.Namespace, config: ProjectConfig) -> int:
                          max_seconds=args.batch_seconds or defaults.max_seconds)
     for name in names:
         result = run_source(config, name, until_caught_up=args.until_caught_up, max_events=args.max_events,
-                            limits=limits, progress=not args.quiet)
+                            limits=limits, progress=not args.quiet, metrics_port=args.metrics_port,
+                            metrics_host=args.metrics_host)
         if args.json:
             print(json.dumps({"source": name, "events": result.events, "schema_changes": result.schema_changes,
                               "rejects": result.rejects, "batches": result.batches,
@@ -207,6 +218,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                      help=f"close a micro-batch after S seconds (default {BatchLimits().max_seconds:g})")
     run.add_argument("--json", action="store_true",
                      help="print each source's summary as one JSON object (events, batches, seconds, stopped_by...)")
+    run.add_argument("--metrics-port", type=_port, metavar="PORT",
+                     help="serve Debezium's connector metrics of the run in Prometheus' format at "
+                          "http://HOST:PORT/metrics (docs/metrics.md)")
+    run.add_argument("--metrics-host", default="127.0.0.1", metavar="HOST",
+                     help="the address the metrics are served on (default 127.0.0.1; 0.0.0.0: every interface)")
     run.set_defaults(func=cmd_run)
 
     source = sub.add_parser("source", help="act on a source's server side (drop-slot, reset)",

@@ -40,6 +40,7 @@ from ingest.config import ProjectConfig
 from ingest.connectors import registry
 from ingest.connectors.base import SourceConnector
 from ingest.errors import LakecdcError
+from ingest.metrics import MetricsServer, RunMetrics
 
 log = logging.getLogger(__name__)
 
@@ -233,9 +234,12 @@ def coalesced(batches: Iterator[Batch], coalescer: BatchCoalescer,
             close()
 
 
-def _land(writer: BronzeWriter, connector: SourceConnector, batch: Batch, result: RunResult) -> None:
+def _land(writer: BronzeWriter, connector: SourceConnector, batch: Batch, result: RunResult,
+          metrics: RunMetrics | None = None) -> None:
     writer.write(batch)
     connector.acknowledge(batch)
+    if metrics is not None:
+        metrics.landed(batch, connector.snapshot_progress)
     result.batches += 1 if len(batch) else 0
     result.events += batch.event_count
     result.schema_changes += len(batch.schema_changes)
@@ -249,7 +253,8 @@ def _land(writer: BronzeWriter, connector: SourceConnector, batch: Batch, result
 
 
 def _drive(connector: SourceConnector, writer: BronzeWriter, resume: ResumeState, limits: BatchLimits,
-           until_caught_up: bool, max_events: int | None, stop: _Stop, result: RunResult, display: _Progress) -> None:
+           until_caught_up: bool, max_events: int | None, stop: _Stop, result: RunResult, display: _Progress,
+           metrics: RunMetrics | None = None) -> None:
     """The batch loop: batch N is written by one background thread while the connector reads batch N+1."""
     batches = coalesced(connector.batches(resume, limits), BatchCoalescer(limits, land_when_caught_up=until_caught_up),
                         lambda: stop.requested)
@@ -261,7 +266,7 @@ def _drive(connector: SourceConnector, writer: BronzeWriter, resume: ResumeState
                 if pending is not None:
                     pending.result()  # commits in order; a failed write stops the run
                     display.update()
-                pending = pool.submit(_land, writer, connector, batch, result)
+                pending = pool.submit(_land, writer, connector, batch, result, metrics)
                 queued += batch.event_count
                 if until_caught_up and batch.caught_up:
                     result.stopped_by = "caught-up"
@@ -282,8 +287,10 @@ def _drive(connector: SourceConnector, writer: BronzeWriter, resume: ResumeState
 
 def run_source(config: ProjectConfig, source_name: str, until_caught_up: bool = False,
                max_events: int | None = None, limits: BatchLimits | None = None, progress: bool = True,
-               stream: TextIO | None = None) -> RunResult:
-    """Ingest one source into bronze until caught up, `max_events` landed, or a stop signal."""
+               stream: TextIO | None = None, metrics_port: int | None = None,
+               metrics_host: str = "127.0.0.1") -> RunResult:
+    """Ingest one source into bronze until caught up, `max_events` landed, or a stop signal; with `metrics_port`,
+    Debezium's metrics of the run are served in Prometheus' format there (ingest/metrics.py)."""
     from ingest.engine import start_engine
 
     settings = config.source(source_name)
@@ -311,9 +318,19 @@ def run_source(config: ProjectConfig, source_name: str, until_caught_up: bool = 
                 resume = writer.resume_state()
             if connector.keeps_schema_history:  # MySQL, MariaDB, Debezium's historized connectors
                 connector.restore_schema_history(writer.schema_change_rows(connector.schema_history_positions))
+            metrics = server = None
+            if metrics_port is not None:
+                metrics = RunMetrics(source_name, settings.connector)
+                server = MetricsServer(metrics, metrics_port, metrics_host)
+                log.info("%s: metrics at http://%s:%d/metrics", source_name, metrics_host, server.port)
             began = time.monotonic()
-            _drive(connector, writer, resume, limits, until_caught_up, max_events, stop, result,
-                   _Progress(result, progress, stream or sys.stderr, connector))
+            try:
+                _drive(connector, writer, resume, limits, until_caught_up, max_events, stop, result,
+                       _Progress(result, progress, stream or sys.stderr, connector), metrics)
+            finally:
+                if server is not None:
+                    metrics.stopped()   # type: ignore[union-attr]
+                    server.close()
             result.seconds = time.monotonic() - began
         finally:
             connector.close()

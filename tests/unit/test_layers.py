@@ -21,7 +21,7 @@ LAYERS: list[list[str]] = [
     ["connectors"],
     ["engine", "delta_log"],
     ["bronze"],
-    ["runner"],
+    ["metrics", "runner"],
     ["schema.store", "schema.commands"],
     ["generate", "dbt_runner", "project_init"],
     ["quality"],

@@ -6,9 +6,12 @@ import dataclasses
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from ingest.bronze.contract import BatchLimits
 from ingest.bronze.status import source_status
 from ingest.config import load_config
 from ingest.connectors.debezium_json import DebeziumJsonConnector
+from ingest.connectors.debezium_json.records import Decoder
 from ingest.connectors.debezium_json.sample import kcat_lines
 from ingest.errors import ConfigError, LakecdcError
 from ingest.runner import run_source, source_lock
@@ -85,24 +89,50 @@ def test_one_process_per_source(tmp_path: Path, warehouse: Path):
         pass
 
 
+def scrape(port: int) -> dict[str, float]:
+    """`name{labels}` -> value of a Prometheus text page; {} while nothing answers yet."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return {}
+    return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line}
+
+
 def test_cli_run_status_and_sigterm(tmp_path: Path, warehouse: Path):
     inbox = tmp_path / "inbox"
     inbox.mkdir()
-    (inbox / "a.jsonl").write_bytes(b"".join(kcat_lines(300, seed=9)))
+    lines = list(kcat_lines(300, seed=9))
+    (inbox / "a.jsonl").write_bytes(b"".join(lines))
+    ops = Counter(Decoder().decode(line).op for line in lines)   # what the metrics must count
     config = project(tmp_path, warehouse, inbox)
     bad = run_lakecdc("--config", str(config), "run", "--source", "nope", "--until-caught-up")
     assert bad.returncode == 2 and "unknown source 'nope' (configured: inv)" in bad.stderr
 
-    # without a stop option the run keeps tailing; SIGTERM stops it after the current batch
+    # without a stop option the run keeps tailing, serving Debezium's metrics of the run (Prometheus' format);
+    # SIGTERM stops it after the current batch
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with socket.socket() as probe:   # a free port for the metrics
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "ingest.cli", "--config", str(config), "run", "--batch-size",
-                             "100", "--quiet"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    log = warehouse / "bronze" / "inv_events" / "_delta_log"
-    deadline = time.monotonic() + 60
-    while len(list(log.glob("*.json"))) < 4 and time.monotonic() < deadline:  # create + 3 batches
-        time.sleep(0.05)
-    time.sleep(0.3)
+                             "100", "--quiet", "--metrics-port", str(port)], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    metrics: dict[str, float] = {}
+    deadline = time.monotonic() + 120
+    while metrics.get('lakecdc_bronze_batches_total{source="inv"}') != 3 and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        metrics = scrape(port)
+        time.sleep(0.1)
+    labels = 'plugin="debezium-json",context="{}",name="inv"'
+    snapshot, streaming = labels.format("snapshot"), labels.format("streaming")
+    assert metrics[f"debezium_metrics_TotalNumberOfEventsSeen{{{snapshot}}}"] == ops["r"] == 30, metrics
+    assert sum(v for k, v in metrics.items() if k.startswith("debezium_metrics_RowsScanned{")) == 30, metrics
+    for op, word in (("c", "Create"), ("u", "Update"), ("d", "Delete")):
+        assert metrics[f"debezium_metrics_TotalNumberOf{word}EventsSeen{{{streaming}}}"] == ops[op], (op, metrics)
+    assert metrics[f"debezium_metrics_TotalNumberOfEventsSeen{{{streaming}}}"] == ops["c"] + ops["u"] + ops["d"]
+    assert metrics[f"debezium_metrics_Connected{{{streaming}}}"] == 1
+    assert metrics[f"debezium_metrics_MilliSecondsBehindSource{{{streaming}}}"] > 86_400_000   # 2023's changes
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err

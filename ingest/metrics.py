@@ -1,0 +1,202 @@
+"""Debezium's connector metrics for a `lakecdc run`, the same for every connector: counted from the batches the
+runner lands (a metric never runs ahead of bronze: what Debezium counts when the connector emits a record,
+lakecdc counts when bronze committed it), and served in Prometheus' text format under the names Debezium's
+JMX exporter set-up gives them (`debezium_metrics_<Attribute>{plugin, context, name}`), so dashboards made for
+Debezium read them. Served by `lakecdc run --metrics-port` (MetricsServer).
+
+Contexts and attributes (Debezium's names):
+- snapshot: SnapshotRunning, SnapshotCompleted, SnapshotDurationInSeconds, TotalTableCount, RemainingTableCount,
+  RowsScanned (per table, label `table`), TotalNumberOfEventsSeen, MilliSecondsSinceLastEvent
+- streaming: Connected, TotalNumberOfEventsSeen, TotalNumberOfCreateEventsSeen, TotalNumberOfUpdateEventsSeen,
+  TotalNumberOfDeleteEventsSeen, MilliSecondsBehindSource (bronze commit time - the last event's source
+  timestamp), MilliSecondsSinceLastEvent, NumberOfCommittedTransactions (transaction ids seen to change)
+- schema-history: ChangesApplied, MilliSecondsSinceLastAppliedChange
+and lakecdc's own `lakecdc_bronze_batches_total`, `lakecdc_bronze_rejects_total`,
+`lakecdc_bronze_last_commit_timestamp_seconds` (label `source`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from ingest.bronze.contract import Batch
+from ingest.connectors.progress import SnapshotProgress
+
+_STREAMING_OPS = {"c": "Create", "u": "Update", "d": "Delete"}
+
+
+class RunMetrics:
+    """The metrics of one source's run; `landed` after each bronze commit, `prometheus` from any thread."""
+
+    def __init__(self, source: str, plugin: str, clock: Callable[[], float] = time.time) -> None:
+        self.source, self.plugin, self.clock = source, plugin, clock
+        self._lock = threading.Lock()
+        self.connected = True
+        self.snapshot_events = 0
+        self.rows_scanned: Counter[str] = Counter()
+        self.streaming_events = 0
+        self.by_op: Counter[str] = Counter()
+        self.committed_transactions = 0
+        self.behind_source_ms: int | None = None
+        self.changes_applied = 0
+        self.batches = self.rejects = 0
+        self._last_txn: str | None = None
+        self._last_snapshot_event: float | None = None
+        self._last_streaming_event: float | None = None
+        self._last_change: float | None = None
+        self._last_commit: float | None = None
+        self._snapshot: SnapshotProgress | None = None
+        self._snapshot_began: float | None = None
+        self._snapshot_seconds: float | None = None   # kept once the snapshot finished
+
+    def landed(self, batch: Batch, snapshot: SnapshotProgress | None = None) -> None:
+        """Count one committed batch (`snapshot`: the connector's snapshot progress, when it has one)."""
+        now = self.clock()
+        snapshot_events, streaming_events, last_source_ts = 0, 0, None
+        rows: Counter[str] = Counter()
+        ops: Counter[str] = Counter()
+        transactions, last_txn = 0, self._last_txn
+        for event in batch.events:
+            op = event.op
+            if op is None:   # heartbeats, transaction markers
+                continue
+            if op == "r":
+                snapshot_events += 1
+                rows[event.table_id] += 1
+                continue
+            streaming_events += 1
+            ops[op] += 1
+            if event.source_ts_ms is not None:
+                last_source_ts = event.source_ts_ms
+            if event.txn_id is not None and event.txn_id != last_txn:
+                transactions += 1
+                last_txn = event.txn_id
+        for block in batch.blocks:   # columnar snapshot rows: one table version each
+            if block.columns.num_rows:
+                snapshot_events += block.columns.num_rows
+                rows[block.columns.column("table_id")[0].as_py()] += block.columns.num_rows
+        with self._lock:
+            self.batches += 1 if len(batch) else 0
+            self.rejects += len(batch.rejects)
+            self._last_commit = now if len(batch) else self._last_commit
+            if snapshot_events:
+                self.snapshot_events += snapshot_events
+                self.rows_scanned.update(rows)
+                self._last_snapshot_event = now
+            if streaming_events:
+                self.streaming_events += streaming_events
+                self.by_op.update(ops)
+                self._last_streaming_event = now
+            if last_source_ts is not None:
+                self.behind_source_ms = max(0, int(now * 1000) - last_source_ts)
+            self.committed_transactions += transactions
+            self._last_txn = last_txn
+            if batch.schema_changes:
+                self.changes_applied += len(batch.schema_changes)
+                self._last_change = now
+            self._snapshot = snapshot
+            if snapshot is not None and self._snapshot_began is None:
+                self._snapshot_began = now
+            if snapshot is not None and snapshot.finished and self._snapshot_seconds is None:
+                self._snapshot_seconds = now - (self._snapshot_began or now)
+
+    def stopped(self) -> None:
+        with self._lock:
+            self.connected = False
+
+    # -- Prometheus text format ------------------------------------------------------------------------------
+    def prometheus(self) -> str:
+        now = self.clock()
+        lines: list[str] = []
+
+        def gauge(name: str, context: str, value: float | int | bool | None, **labels: str) -> None:
+            if value is None:
+                return
+            all_labels = {"plugin": self.plugin, "context": context, "name": self.source, **labels}
+            text = ",".join(f'{k}="{_escaped(v)}"' for k, v in all_labels.items())
+            lines.append(f"debezium_metrics_{name}{{{text}}} {_number(value)}")
+
+        def since(moment: float | None) -> int | None:
+            return None if moment is None else int((now - moment) * 1000)
+
+        with self._lock:
+            snapshot = self._snapshot
+            if snapshot is not None:
+                gauge("SnapshotRunning", "snapshot", not snapshot.finished)
+                gauge("SnapshotCompleted", "snapshot", snapshot.finished)
+                seconds = self._snapshot_seconds if self._snapshot_seconds is not None else (
+                    now - self._snapshot_began if self._snapshot_began is not None else None)
+                gauge("SnapshotDurationInSeconds", "snapshot", None if seconds is None else int(seconds))
+                gauge("TotalTableCount", "snapshot", len(snapshot.tables))
+                gauge("RemainingTableCount", "snapshot",
+                      0 if snapshot.finished else len(snapshot.tables) - max(snapshot.current, 0))
+            gauge("TotalNumberOfEventsSeen", "snapshot", self.snapshot_events)
+            gauge("MilliSecondsSinceLastEvent", "snapshot", since(self._last_snapshot_event))
+            for table, count in sorted(self.rows_scanned.items()):
+                gauge("RowsScanned", "snapshot", count, table=table)
+            gauge("Connected", "streaming", self.connected)
+            gauge("TotalNumberOfEventsSeen", "streaming", self.streaming_events)
+            for op, word in _STREAMING_OPS.items():
+                gauge(f"TotalNumberOf{word}EventsSeen", "streaming", self.by_op[op])
+            gauge("MilliSecondsBehindSource", "streaming", self.behind_source_ms)
+            gauge("MilliSecondsSinceLastEvent", "streaming", since(self._last_streaming_event))
+            gauge("NumberOfCommittedTransactions", "streaming", self.committed_transactions)
+            gauge("ChangesApplied", "schema-history", self.changes_applied)
+            gauge("MilliSecondsSinceLastAppliedChange", "schema-history", since(self._last_change))
+            source = f'source="{_escaped(self.source)}"'
+            lines.append(f"lakecdc_bronze_batches_total{{{source}}} {self.batches}")
+            lines.append(f"lakecdc_bronze_rejects_total{{{source}}} {self.rejects}")
+            if self._last_commit is not None:
+                lines.append(f"lakecdc_bronze_last_commit_timestamp_seconds{{{source}}} {self._last_commit:.3f}")
+        return "\n".join(lines) + "\n"
+
+
+def _number(value: float | int | bool) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def _escaped(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class MetricsServer:
+    """`GET /metrics` on a loopback (or given) address while a run goes, on a daemon thread."""
+
+    def __init__(self, metrics: RunMetrics, port: int, host: str = "127.0.0.1") -> None:
+        self.metrics = metrics
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:   # scrapes are not log lines
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                if self.path.split("?", 1)[0] not in ("/metrics", "/"):
+                    self.send_error(404, "the metrics are at /metrics")
+                    return
+                body = metrics.prometheus().encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        try:
+            self._server = ThreadingHTTPServer((host, port), Handler)
+        except OSError as exc:
+            from ingest.errors import LakecdcError
+
+            raise LakecdcError(f"--metrics-port {port}: cannot listen on {host}:{port} ({exc.strerror})") from None
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, name="lakecdc-metrics", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
