@@ -55,14 +55,15 @@ def drop_slot() -> None:
     sql(f"DROP PUBLICATION IF EXISTS {SLOT}")
 
 
-def product(warehouse: Path, mode: str) -> tuple[int, float]:
-    """run_source until caught up: engine start to the last Delta commit."""
+def product(warehouse: Path, mode: str, source: str) -> tuple[int, float]:
+    """run_source until caught up: engine start to the last Delta commit. One warehouse for every run (so every
+    run uses the same engine: a second local engine in one process is not supported), a source per run."""
     from ingest.runner import run_source
 
     config = ProjectConfig(engine=EngineSettings(profile="local", warehouse=warehouse),
-                           sources={SOURCE: SourceSettings(SOURCE, "debezium", properties(mode))})
+                           sources={source: SourceSettings(source, "debezium", properties(mode))})
     began = time.perf_counter()
-    result = run_source(config, SOURCE, until_caught_up=True, limits=BatchLimits(max_events=50_000, max_seconds=10),
+    result = run_source(config, source, until_caught_up=True, limits=BatchLimits(max_events=50_000, max_seconds=10),
                         progress=False)
     return result.events, time.perf_counter() - began
 
@@ -142,6 +143,8 @@ def main() -> None:
     args = ap.parse_args()
     print(f"load average {open('/proc/loadavg').read().split()[:3]}; rows {args.rows:,}, updates {args.updates:,}")
     prepare(args.rows)
+    work = tempfile.TemporaryDirectory()
+    warehouse = Path(work.name) / "warehouse"
     snap_product: list[tuple[int, float]] = []
     stream_product: list[tuple[int, float]] = []
     snap_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
@@ -151,12 +154,11 @@ def main() -> None:
             drop_slot()
             snap_limit[name].append(engine_only("initial", args.rows, schemas))
         drop_slot()
-        with tempfile.TemporaryDirectory() as work:
-            snap_product.append(product(Path(work) / "warehouse", "initial"))
-            update_all(args.updates)   # streamed by the next product run (the slot holds them)
-            began = time.perf_counter()
-            stream_product.append(product(Path(work) / "warehouse", "initial"))
-            print(f"run {run + 1}: streaming run took {time.perf_counter() - began:.1f}s")
+        snap_product.append(product(warehouse, "initial", f"{SOURCE}{run}"))
+        update_all(args.updates)   # streamed by the next product run (the slot holds them)
+        began = time.perf_counter()
+        stream_product.append(product(warehouse, "initial", f"{SOURCE}{run}"))
+        print(f"run {run + 1}: streaming run took {time.perf_counter() - began:.1f}s")
         drop_slot()
         # engine-only streaming: a slot created without a snapshot, then the updates
         for name, schemas in LIMITS.items():
@@ -174,6 +176,7 @@ def main() -> None:
         print(f"{what}: lakecdc (embedded Debezium -> bronze) {p:,.0f} records/s; Debezium to a consumer that "
               f"touches no record: {limits} (medians of {args.runs})")
     print(f"peak RSS of this process (product runs) {rss:,.0f} MB")
+    work.cleanup()
 
 
 if __name__ == "__main__":

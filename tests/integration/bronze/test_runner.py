@@ -118,23 +118,28 @@ def test_cli_run_status_and_sigterm(tmp_path: Path, warehouse: Path):
     proc = subprocess.Popen([sys.executable, "-m", "ingest.cli", "--config", str(config), "run", "--batch-size",
                              "100", "--quiet", "--metrics-port", str(port)], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    metrics: dict[str, float] = {}
-    deadline = time.monotonic() + 120
-    while metrics.get('lakecdc_bronze_batches_total{source="inv"}') != 3 and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        metrics = scrape(port)
-        time.sleep(0.1)
-    labels = 'plugin="debezium-json",context="{}",name="inv"'
-    snapshot, streaming = labels.format("snapshot"), labels.format("streaming")
-    assert metrics[f"debezium_metrics_TotalNumberOfEventsSeen{{{snapshot}}}"] == ops["r"] == 30, metrics
-    assert sum(v for k, v in metrics.items() if k.startswith("debezium_metrics_RowsScanned{")) == 30, metrics
-    for op, word in (("c", "Create"), ("u", "Update"), ("d", "Delete")):
-        assert metrics[f"debezium_metrics_TotalNumberOf{word}EventsSeen{{{streaming}}}"] == ops[op], (op, metrics)
-    assert metrics[f"debezium_metrics_TotalNumberOfEventsSeen{{{streaming}}}"] == ops["c"] + ops["u"] + ops["d"]
-    assert metrics[f"debezium_metrics_Connected{{{streaming}}}"] == 1
-    assert metrics[f"debezium_metrics_MilliSecondsBehindSource{{{streaming}}}"] > 86_400_000   # 2023's changes
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
+    try:
+        metrics: dict[str, float] = {}
+        deadline = time.monotonic() + 120
+        while metrics.get('lakecdc_bronze_batches_total{source="inv"}') != 3 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            metrics = scrape(port)
+            time.sleep(0.1)
+        labels = 'plugin="debezium-json",context="{}",name="inv"'
+        snapshot, streaming = labels.format("snapshot"), labels.format("streaming")
+        assert metrics[f"debezium_metrics_TotalNumberOfEventsSeen{{{snapshot}}}"] == ops["r"] == 30, metrics
+        assert sum(v for k, v in metrics.items() if k.startswith("debezium_metrics_RowsScanned{")) == 30, metrics
+        for op, word in (("c", "Create"), ("u", "Update"), ("d", "Delete")):
+            assert metrics[f"debezium_metrics_TotalNumberOf{word}EventsSeen{{{streaming}}}"] == ops[op], (op, metrics)
+        assert metrics[f"debezium_metrics_TotalNumberOfEventsSeen{{{streaming}}}"] == ops["c"] + ops["u"] + ops["d"]
+        assert metrics[f"debezium_metrics_Connected{{{streaming}}}"] == 1
+        assert metrics[f"debezium_metrics_MilliSecondsBehindSource{{{streaming}}}"] > 86_400_000   # 2023's changes
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:   # an assertion failed: the run must not outlive the test
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 0, err
     assert "inv: landed 300 events" in out and "stopped: signal" in out
 
