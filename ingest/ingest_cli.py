@@ -114,7 +114,7 @@ def cmd_reset(args: argparse.Namespace, config: ProjectConfig) -> int:
     import shutil
 
     from ingest.bronze.contract import BRONZE_SCHEMA, table_name
-    from ingest.bronze.writer import TABLES
+    from ingest.bronze.writer import OPTIONAL_TABLES, TABLES
     from ingest.connectors import registry
     from ingest.runner import source_lock
 
@@ -123,7 +123,7 @@ def cmd_reset(args: argparse.Namespace, config: ProjectConfig) -> int:
         raise LakecdcError(f"source reset removes a local warehouse's folders; on the {config.engine.profile} "
                            f"engine drop the tables bronze.{name}_* yourself, then `lakecdc source drop-slot`")
     folders = [config.engine.warehouse / BRONZE_SCHEMA / table_name(name, kind)
-               for kind in (*TABLES, "schema_history")]
+               for kind in (*TABLES, "schema_history", *OPTIONAL_TABLES)]
     present = [f for f in folders if f.exists()]
     if not args.yes:
         raise LakecdcError(f"source reset deletes what {name} has landed ({len(present)} bronze tables under "
@@ -236,10 +236,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     drop.set_defaults(func=cmd_drop_slot)
     reset = source_sub.add_parser("reset", help="start a source over: drop its slot and its bronze tables",
                                   description="Delete a source's bronze tables (S_events, S_schemas, "
-                                              "S_schema_changes, S_rejects, S_schema_history) and drop its "
-                                              "PostgreSQL replication slot, so that the next `lakecdc run` takes "
-                                              "a new snapshot; rebuild silver afterwards with `lakecdc dbt build "
-                                              "--full-refresh`. Refused while the source is being ingested.")
+                                              "S_schema_changes, S_rejects, S_schema_history, S_metrics) and "
+                                              "drop its PostgreSQL replication slot, so that the next `lakecdc "
+                                              "run` takes a new snapshot; rebuild silver afterwards with `lakecdc "
+                                              "dbt build --full-refresh`. Refused while the source is being "
+                                              "ingested.")
     reset.add_argument("--source", help="source name from the configuration (default: the only one)")
     reset.add_argument("--yes", action="store_true", help="really delete (without it: say what would go)")
     reset.add_argument("--config", default=argparse.SUPPRESS, help="project configuration file")

@@ -2,7 +2,8 @@
 runner lands (a metric never runs ahead of bronze: what Debezium counts when the connector emits a record,
 lakecdc counts when bronze committed it), and served in Prometheus' text format under the names Debezium's
 JMX exporter set-up gives them (`debezium_metrics_<Attribute>{plugin, context, name}`), so dashboards made for
-Debezium read them. Served by `lakecdc run --metrics-port` (MetricsServer).
+Debezium read them. Served by `lakecdc run --metrics-port` (MetricsServer), and appended after each landed batch
+to bronze.<source>_metrics by the runner (BronzeWriter.write_metrics).
 
 Contexts and attributes (Debezium's names):
 - snapshot: SnapshotRunning, SnapshotCompleted, SnapshotDurationInSeconds, TotalTableCount, RemainingTableCount,
@@ -109,17 +110,15 @@ class RunMetrics:
         with self._lock:
             self.connected = False
 
-    # -- Prometheus text format ------------------------------------------------------------------------------
-    def prometheus(self) -> str:
+    # -- figures ----------------------------------------------------------------------------------------------
+    def samples(self) -> list[tuple[str, str, str | None, float]]:
+        """(context, attribute, table or None, value) of every figure now; `bronze` context: lakecdc's own."""
         now = self.clock()
-        lines: list[str] = []
+        out: list[tuple[str, str, str | None, float]] = []
 
-        def gauge(name: str, context: str, value: float | int | bool | None, **labels: str) -> None:
-            if value is None:
-                return
-            all_labels = {"plugin": self.plugin, "context": context, "name": self.source, **labels}
-            text = ",".join(f'{k}="{_escaped(v)}"' for k, v in all_labels.items())
-            lines.append(f"debezium_metrics_{name}{{{text}}} {_number(value)}")
+        def add(context: str, name: str, value: float | int | bool | None, table: str | None = None) -> None:
+            if value is not None:
+                out.append((context, name, table, float(value)))
 
         def since(moment: float | None) -> int | None:
             return None if moment is None else int((now - moment) * 1000)
@@ -127,39 +126,49 @@ class RunMetrics:
         with self._lock:
             snapshot = self._snapshot
             if snapshot is not None:
-                gauge("SnapshotRunning", "snapshot", not snapshot.finished)
-                gauge("SnapshotCompleted", "snapshot", snapshot.finished)
+                add("snapshot", "SnapshotRunning", not snapshot.finished)
+                add("snapshot", "SnapshotCompleted", snapshot.finished)
                 seconds = self._snapshot_seconds if self._snapshot_seconds is not None else (
                     now - self._snapshot_began if self._snapshot_began is not None else None)
-                gauge("SnapshotDurationInSeconds", "snapshot", None if seconds is None else int(seconds))
-                gauge("TotalTableCount", "snapshot", len(snapshot.tables))
-                gauge("RemainingTableCount", "snapshot",
-                      0 if snapshot.finished else len(snapshot.tables) - max(snapshot.current, 0))
-            gauge("TotalNumberOfEventsSeen", "snapshot", self.snapshot_events)
-            gauge("MilliSecondsSinceLastEvent", "snapshot", since(self._last_snapshot_event))
+                add("snapshot", "SnapshotDurationInSeconds", None if seconds is None else int(seconds))
+                add("snapshot", "TotalTableCount", len(snapshot.tables))
+                add("snapshot", "RemainingTableCount",
+                    0 if snapshot.finished else len(snapshot.tables) - max(snapshot.current, 0))
+            add("snapshot", "TotalNumberOfEventsSeen", self.snapshot_events)
+            add("snapshot", "MilliSecondsSinceLastEvent", since(self._last_snapshot_event))
             for table, count in sorted(self.rows_scanned.items()):
-                gauge("RowsScanned", "snapshot", count, table=table)
-            gauge("Connected", "streaming", self.connected)
-            gauge("TotalNumberOfEventsSeen", "streaming", self.streaming_events)
+                add("snapshot", "RowsScanned", count, table)
+            add("streaming", "Connected", self.connected)
+            add("streaming", "TotalNumberOfEventsSeen", self.streaming_events)
             for op, word in _STREAMING_OPS.items():
-                gauge(f"TotalNumberOf{word}EventsSeen", "streaming", self.by_op[op])
-            gauge("MilliSecondsBehindSource", "streaming", self.behind_source_ms)
-            gauge("MilliSecondsSinceLastEvent", "streaming", since(self._last_streaming_event))
-            gauge("NumberOfCommittedTransactions", "streaming", self.committed_transactions)
-            gauge("ChangesApplied", "schema-history", self.changes_applied)
-            gauge("MilliSecondsSinceLastAppliedChange", "schema-history", since(self._last_change))
-            source = f'source="{_escaped(self.source)}"'
-            lines.append(f"lakecdc_bronze_batches_total{{{source}}} {self.batches}")
-            lines.append(f"lakecdc_bronze_rejects_total{{{source}}} {self.rejects}")
-            if self._last_commit is not None:
-                lines.append(f"lakecdc_bronze_last_commit_timestamp_seconds{{{source}}} {self._last_commit:.3f}")
+                add("streaming", f"TotalNumberOf{word}EventsSeen", self.by_op[op])
+            add("streaming", "MilliSecondsBehindSource", self.behind_source_ms)
+            add("streaming", "MilliSecondsSinceLastEvent", since(self._last_streaming_event))
+            add("streaming", "NumberOfCommittedTransactions", self.committed_transactions)
+            add("schema-history", "ChangesApplied", self.changes_applied)
+            add("schema-history", "MilliSecondsSinceLastAppliedChange", since(self._last_change))
+            add("bronze", "batches_total", self.batches)
+            add("bronze", "rejects_total", self.rejects)
+            add("bronze", "last_commit_timestamp_seconds", self._last_commit)
+        return out
+
+    def prometheus(self) -> str:
+        """The figures in Prometheus' text format."""
+        lines = []
+        for context, name, table, value in self.samples():
+            if context == "bronze":
+                lines.append(f'lakecdc_bronze_{name}{{source="{_escaped(self.source)}"}} {_number(value)}')
+                continue
+            labels = {"plugin": self.plugin, "context": context, "name": self.source}
+            if table is not None:
+                labels["table"] = table
+            text = ",".join(f'{k}="{_escaped(v)}"' for k, v in labels.items())
+            lines.append(f"debezium_metrics_{name}{{{text}}} {_number(value)}")
         return "\n".join(lines) + "\n"
 
 
-def _number(value: float | int | bool) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
 
 
 def _escaped(value: str) -> str:

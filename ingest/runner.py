@@ -236,10 +236,12 @@ def coalesced(batches: Iterator[Batch], coalescer: BatchCoalescer,
 
 def _land(writer: BronzeWriter, connector: SourceConnector, batch: Batch, result: RunResult,
           metrics: RunMetrics | None = None) -> None:
-    writer.write(batch)
+    batch_id = writer.write(batch)
     connector.acknowledge(batch)
     if metrics is not None:
         metrics.landed(batch, connector.snapshot_progress)
+        if batch_id is not None:
+            writer.write_metrics(batch_id, metrics.samples())
     result.batches += 1 if len(batch) else 0
     result.events += batch.event_count
     result.schema_changes += len(batch.schema_changes)

@@ -65,6 +65,18 @@ SCHEMA_CHANGES_COLUMNS: tuple[tuple[str, str], ...] = (
     ("ingested_at", "TIMESTAMP"),
 )
 
+# S_metrics (written only by runs with metrics on: `lakecdc run --metrics-port`): Debezium's metrics of the run after
+# each landed batch, one row per figure (ingest/metrics.py), for charts and alerts on the warehouse side
+METRICS_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "STRING"),
+    ("batch_id", "BIGINT"),         # the landed batch the figures were taken after
+    ("recorded_at", "TIMESTAMP"),
+    ("context", "STRING"),          # snapshot | streaming | schema-history | bronze
+    ("attribute", "STRING"),        # Debezium's attribute name, e.g. MilliSecondsBehindSource
+    ("table_id", "STRING"),         # RowsScanned's table; NULL otherwise
+    ("value", "DOUBLE"),
+)
+
 REJECTS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("source", "STRING"),
     ("seq", "STRING"),              # position-derived ordering key when known

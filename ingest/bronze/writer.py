@@ -32,6 +32,7 @@ from ingest.bronze.contract import (
     BRONZE_SCHEMA,
     EVENT_BLOCK_COLUMNS,
     EVENTS_COLUMNS,
+    METRICS_COLUMNS,
     REJECTS_COLUMNS,
     SCHEMA_CHANGES_COLUMNS,
     SCHEMAS_COLUMNS,
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
 STAGING_DIR = "_staging"  # <warehouse>/_staging/<source>/: Parquet files handed to the local engine
 _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ARROW_TYPES = {"STRING": pa.string(), "BIGINT": pa.int64(), "BINARY": pa.binary(),
-                "TIMESTAMP": pa.timestamp("us", tz="UTC")}
+                "TIMESTAMP": pa.timestamp("us", tz="UTC"), "DOUBLE": pa.float64()}
 
 # Delta table properties of every bronze table (docs/bronze.md, "The Delta log"). A continuous run commits
 # every few seconds, and each checkpoint holds one add action per data file: stats only on the columns
@@ -67,7 +68,7 @@ BRONZE_PROPERTIES: dict[str, str] = {
     "delta.logRetentionDuration": f"interval {LOG_RETENTION_DAYS} days",
 }
 STATS_COLUMNS = {"events": "batch_id,seq", "schemas": "batch_id", "schema_changes": "batch_id,seq",
-                 "rejects": "batch_id,seq"}
+                 "rejects": "batch_id,seq", "metrics": "batch_id"}
 CLEANUP_EVERY = 100
 _VERSIONED_LOG_FILE = re.compile(r"^(\d{20})\.(json|crc|checkpoint\..*parquet)$")
 
@@ -78,6 +79,8 @@ TABLES: dict[str, tuple[tuple[tuple[str, str], ...], str | None]] = {
     "schema_changes": (SCHEMA_CHANGES_COLUMNS, None),
     "rejects": (REJECTS_COLUMNS, None),
 }
+# written only by runs with metrics on; created by the first of them (BronzeWriter.write_metrics)
+OPTIONAL_TABLES: dict[str, tuple[tuple[tuple[str, str], ...], str | None]] = {"metrics": (METRICS_COLUMNS, None)}
 
 
 class _Same:
@@ -169,7 +172,9 @@ class BronzeWriter:
         self.spark = spark
         self.settings = settings
         self.source = source
-        self.tables = {kind: qualified(settings.catalog, BRONZE_SCHEMA, table_name(source, kind)) for kind in TABLES}
+        self.tables = {kind: qualified(settings.catalog, BRONZE_SCHEMA, table_name(source, kind))
+                       for kind in (*TABLES, *OPTIONAL_TABLES)}
+        self._metrics_table_ready = False
         self._ensure_tables()
         self._load_state()
         self._events_commits = 0  # commits of S_events by this writer (expired log files are removed every
@@ -248,9 +253,23 @@ class BronzeWriter:
                 self.spark.sql(f"SELECT {columns} FROM {self.tables['schema_changes']} ORDER BY seq").collect()]
 
     # -- landing -----------------------------------------------------------------------------------
+    def write_metrics(self, batch_id: int, samples: list[tuple[str, str, str | None, float]]) -> None:
+        """Append the run's metrics after a landed batch to S_metrics (one Delta commit; the table is created by
+        the first call). `samples`: (context, attribute, table or None, value), RunMetrics.samples()."""
+        if not self._metrics_table_ready:
+            columns, partition_by = OPTIONAL_TABLES["metrics"]
+            self.spark.sql(create_table_sql(self.settings, self.tables["metrics"], columns, self.location("metrics"),
+                                            partition_by, table_properties("metrics")))
+            self._metrics_table_ready = True
+        n = len(samples)
+        self._append("metrics", {"source": _Same(self.source, n), "batch_id": _Same(batch_id, n),
+                                 "recorded_at": _Same(datetime.now(UTC), n), "context": [s[0] for s in samples],
+                                 "attribute": [s[1] for s in samples], "table_id": [s[2] for s in samples],
+                                 "value": [s[3] for s in samples]})
+
     @staticmethod
     def _table(kind: str, columns: dict[str, Sequence[Any] | pa.Array | pa.ChunkedArray | _Same]) -> pa.Table:
-        cols = TABLES[kind][0]
+        cols = {**TABLES, **OPTIONAL_TABLES}[kind][0]
         return pa.Table.from_arrays([_column(columns[name], _ARROW_TYPES[sql_type]) for name, sql_type in cols],
                                     schema=arrow_schema(cols))
 

@@ -142,6 +142,14 @@ def test_cli_run_status_and_sigterm(tmp_path: Path, warehouse: Path):
             proc.communicate()
     assert proc.returncode == 0, err
     assert "inv: landed 300 events" in out and "stopped: signal" in out
+    # the same figures, after each landed batch, in bronze.inv_metrics
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(warehouse / "bronze" / "inv_metrics")).to_pyarrow_table().to_pylist()
+    assert sorted({r["batch_id"] for r in rows}) == [1, 2, 3], rows
+    last = {(r["context"], r["attribute"], r["table_id"]): r["value"] for r in rows if r["batch_id"] == 3}
+    assert last[("streaming", "TotalNumberOfEventsSeen", None)] == ops["c"] + ops["u"] + ops["d"]
+    assert last[("bronze", "batches_total", None)] == 3 and {r["source"] for r in rows} == {"inv"}
 
     # nothing new: --json prints the summary as an object, --verbose logs the steps on stderr
     again = run_lakecdc("run", "--config", str(config), "--until-caught-up", "--json", "--verbose")
@@ -164,10 +172,11 @@ def test_cli_run_status_and_sigterm(tmp_path: Path, warehouse: Path):
     # starting over: `source reset` removes the source's bronze tables (asks for --yes first); the next run
     # lands everything again
     refused = run_lakecdc("source", "reset", "--config", str(config))
-    assert refused.returncode == 2 and "deletes what inv has landed (4 bronze tables" in refused.stderr
+    assert refused.returncode == 2 and "deletes what inv has landed (5 bronze tables" in refused.stderr
     reset = run_lakecdc("source", "reset", "--yes", "--config", str(config))
     assert reset.returncode == 0, reset.stderr
-    assert "inv: removed 4 bronze tables (inv_events, inv_schemas, inv_schema_changes, inv_rejects)" in reset.stdout
+    assert ("inv: removed 5 bronze tables (inv_events, inv_schemas, inv_schema_changes, inv_rejects, inv_metrics)"
+            in reset.stdout)
     assert not (warehouse / "bronze" / "inv_events").exists()
     rerun = run_lakecdc("run", "--config", str(config), "--until-caught-up", "--json")
     assert rerun.returncode == 0 and json.loads(rerun.stdout)["events"] == 300, rerun.stderr
