@@ -20,6 +20,7 @@ import re
 import struct
 from typing import Any
 
+import numpy as np
 import orjson
 
 from ingest.errors import LakecdcError
@@ -119,6 +120,13 @@ def java_float(text: str) -> Any:
     if value.is_integer() and abs(value) < _TWO_63 and value != 0:
         value = _F32.unpack(_F32.pack(value))[0]
     return _java_text(text, value, 24)
+
+
+def java_float32(value: Any) -> Any:
+    """A number (a float, or server text) as Jackson writes a Connect FLOAT32: Float.toString of the nearest
+    4-byte float (0.3, not the double 0.30000001192092896 that the same 4 bytes widen to; -1.7623E8). numpy
+    prints the shortest float32 round-trip text, which java_float lays out as Java does."""
+    return java_float(str(np.float32(value)))
 
 
 def java_double_text(text: str) -> Any:

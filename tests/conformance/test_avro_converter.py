@@ -21,19 +21,10 @@ from ingest.connectors.kafka.avro import AvroDecoder
 from ingest.connectors.kafka.avro import SchemaRegistry as RegistryClient
 from tests.conformance.capture import Captured
 from tests.conformance.debezium import JsonConverter
+from tests.support.kafka import AvroConverters
 from tests.support.schema_registry import SchemaRegistry
 
 pytestmark = pytest.mark.integration
-
-
-def avro_converter(registry_url: str, is_key: bool) -> Any:
-    import jpype
-
-    converter = jpype.JClass("io.confluent.connect.avro.AvroConverter")()
-    config = jpype.JClass("java.util.HashMap")()
-    config.put("schema.registry.url", registry_url)
-    converter.configure(config, is_key)
-    return converter
 
 
 def with_defaults(schema: dict[str, Any], value: Any) -> Any:
@@ -57,19 +48,18 @@ def test_real_avro_converter_records_read_back_as_json_converter_wrote_them(
     parts = same_text = 0
     types: set[str] = set()
     with SchemaRegistry() as registry:
-        converters = {is_key: (JsonConverter(is_key), avro_converter(registry.url, is_key)) for is_key in (True, False)}
+        json_converters = {is_key: JsonConverter(is_key) for is_key in (True, False)}
+        avro = AvroConverters(registry.url)
         decoder = AvroDecoder(RegistryClient(registry.url))
         for debezium, _ in captured.runs.values():
             for record in debezium:
                 for is_key, text in ((True, record.key), (False, record.value)):
                     if text is None:
                         continue
-                    json_converter, avro = converters[is_key]
-                    data = json_converter.to_connect_data(record.topic, text)
-                    raw = bytes(avro.fromConnectData(record.topic, data.schema(), data.value()))
+                    raw = avro.convert(record.topic, text, is_key)
                     # what JsonConverter writes for the Connect data AvroConverter got (its reading of the text
                     # turns a "NaN" float into 0.0, a loss of this test's route, not of the producers')
-                    text = json_converter.round_trip(record.topic, text)
+                    text = json_converters[is_key].round_trip(record.topic, text)
                     schema_text, payload_text = decoder.decode(raw, "key" if is_key else "value")
                     parts += 1
                     envelope = json.loads(text)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import struct
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -27,12 +26,11 @@ import orjson
 
 from ingest.connectors.debezium_json.records import RecordError
 from ingest.errors import LakecdcError
-from ingest.events.json_converter import java_double, java_float
+from ingest.events.json_converter import java_double, java_float32
 
 MAGIC = 0
 HEADER = 5                       # magic byte + schema id
 REGISTRY_TIMEOUT_S = 30.0
-_F32 = struct.Struct(">f")
 # Avro type -> the Connect type as JsonConverter spells it in a schema (FLOAT32 is "float", FLOAT64 "double")
 _PRIMITIVES = {"int": "int32", "long": "int64", "float": "float", "double": "double", "boolean": "boolean",
                "string": "string", "bytes": "bytes"}
@@ -252,19 +250,4 @@ def _bytes(value: bytes) -> str:
     return base64.b64encode(value).decode("ascii")
 
 
-def _float32(value: float) -> Any:
-    """A float32 datum (widened to a double by the reader) as Jackson writes a Connect FLOAT32."""
-    if value != value or value in (float("inf"), float("-inf")):
-        return java_float(repr(value))
-    packed = _F32.pack(value)
-    for digits in range(1, 10):   # the shortest text that reads back as the same float32
-        text = f"{value:.{digits}g}"
-        try:
-            if _F32.pack(float(text)) == packed:
-                break
-        except OverflowError:   # rounded beyond float32's largest value
-            continue
-    return java_float(text)   # shortest digits, as PostgreSQL prints a real
-
-
-_CONVERT: dict[str, Callable[[Any], Any]] = {"bytes": _bytes, "float": _float32, "double": java_double}
+_CONVERT: dict[str, Callable[[Any], Any]] = {"bytes": _bytes, "float": java_float32, "double": java_double}

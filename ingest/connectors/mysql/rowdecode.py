@@ -275,7 +275,7 @@ def _column(gen: _Gen, column: Any, model: Any, convert: Any, options: TypeOptio
     elif ctype in (FIELD_TYPE.FLOAT, FIELD_TYPE.DOUBLE):
         fmt, size = ("<f", 4) if ctype == FIELD_TYPE.FLOAT else ("<d", 8)
         unpack = gen.const(struct.Struct(fmt).unpack_from, "unpack")
-        # the converter writes Java's Float/Double.toString text (types.float32_value, double_value)
+        # the converter writes Java's Float/Double.toString text (json_converter.java_float32, types.double_value)
         finish(f"{unpack}(data, p)[0]", False)
         emit(f"p += {size}", 3)
     elif ctype == FIELD_TYPE.YEAR:

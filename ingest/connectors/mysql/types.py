@@ -20,10 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ingest.events import connect_schema as cs
-from ingest.events.json_converter import decimal_base64, java_double, java_float
+from ingest.events.json_converter import decimal_base64, java_double, java_float32
 
 Converter = Callable[[Any], Any]
 EPOCH = dt.datetime(1970, 1, 1)
@@ -97,13 +95,6 @@ _F32 = struct.Struct("<f")
 def float32_widened(v: Any) -> float:
     """The 4-byte float nearest to `v` (server text or a binlog float), as an exact double."""
     return _F32.unpack(_F32.pack(float(v)))[0]
-
-
-def float32_value(v: Any) -> Any:
-    """A FLOAT value as Debezium writes it: Float.toString of the 4-byte float (0.3, not the double
-    0.30000001192092896 that the same 4 bytes widen to; -1.7623E8). numpy prints the shortest float32
-    round-trip text, which java_float lays out as Java does."""
-    return java_float(str(np.float32(v)))
 
 
 def double_value(v: Any) -> Any:
@@ -311,13 +302,13 @@ def _column_type(column: Any, options: TypeOptions) -> tuple[cs.Schema, Converte
     if name in INT_TYPES:
         return _integer(name, unsigned, optional, options)
     if name in ("REAL",):
-        return cs.float32(optional), float32_value
+        return cs.float32(optional), java_float32
     if name in ("FLOAT", "FLOAT4"):
         if length is not None and length > 23 and scale is None:  # FLOAT(24..53) is a DOUBLE
             return cs.float64(optional), double_value
         if scale is not None:  # FLOAT(M,D): a 4-byte float, widened to a double as Debezium does (Java float -> double)
             return cs.float64(optional), float32_widened_value
-        return cs.float32(optional), float32_value
+        return cs.float32(optional), java_float32
     if name in ("DOUBLE", "DOUBLE PRECISION", "FLOAT8"):
         return cs.float64(optional), double_value
     if name in DECIMAL_TYPES:
