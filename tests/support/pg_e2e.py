@@ -144,7 +144,8 @@ def bronze_events(warehouse: Path) -> list[dict]:
     path = warehouse / "bronze" / f"{SOURCE}_events"
     if not (path / "_delta_log").exists():
         return []
-    table = DeltaTable(str(path)).to_pyarrow_table(columns=["seq", "table_id", "op", "key", "value", "position"])
+    columns = ["batch_id", "seq", "table_id", "op", "key", "value", "position"]
+    table = DeltaTable(str(path)).to_pyarrow_table(columns=columns)
     return table.to_pylist()
 
 

@@ -143,11 +143,15 @@ class DebeziumEngineConnector(SourceConnector):
         return engine
 
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
+        """Bronze batches of the engine's records. A batch ends only at an offset boundary (jvm.HandOver.cut): the
+        trailing group of the last hand-over waits for the next one, or lands when the engine has nothing more
+        (every record of a group is emitted together, so it is whole by then)."""
         offsets = EngineOffsets.from_position(resume.position)
         decoder = Decoder(self.topic_prefix, (resume.position or {}).get("prev"), event_type=BronzeEvent)
         engine = self._start(offsets)
         self._probe = probe_for(self.connector_class, self._given)
-        batch, handovers, opened = Batch(), [], 0.0
+        landing, held = _Landing(offsets, decoder.prev_main), _Held()
+        opened = 0.0
         received = idle = 0   # data change events received this run; polls without a record in a row
         while True:
             try:
@@ -155,20 +159,34 @@ class DebeziumEngineConnector(SourceConnector):
             except queue.Empty:
                 self._raise_if_stopped(engine)
                 idle += 1
-                caught_up = engine.handing_over == 0 and self._caught_up(received, idle)
-                yield self._close(batch, handovers, offsets, decoder, caught_up)
-                batch, handovers = Batch(), []
+                if held.handovers and self._drained(engine):
+                    landing.take(held.outputs, held.handovers, held.offsets, held.prev)
+                    held = _Held()
+                caught_up = not held.handovers and engine.handing_over == 0 and self._caught_up(received, idle)
+                yield landing.close(caught_up)
                 continue
             idle = 0
-            if not len(batch):
+            if not len(landing.batch):
                 opened = time.monotonic()
-            before = len(batch.events)
-            self._add(batch, handover, decoder, offsets)
-            received += sum(1 for event in batch.events[before:] if event.op is not None)
-            handovers.append(handover)
-            if len(batch) >= limits.max_events or time.monotonic() - opened >= limits.max_seconds:
-                yield self._close(batch, handovers, offsets, decoder, caught_up=False)
-                batch, handovers = Batch(), []
+            outputs, prev_at_cut = self._decode(handover, decoder, offsets)
+            received += sum(1 for item in outputs if type(item) is BronzeEvent and item.op is not None)
+            cut = handover.cut
+            if held.handovers and (cut or held.offsets != handover.offsets):   # the held group is whole
+                landing.take(held.outputs, held.handovers, held.offsets, held.prev)
+                held = _Held()
+            if cut == len(outputs):
+                landing.take(outputs, [handover], handover.offsets, decoder.prev_main)
+            else:
+                if cut:
+                    landing.take(outputs[:cut], [], handover.cut_offsets, prev_at_cut)
+                held.add(outputs[cut:], handover, decoder.prev_main)
+            if len(landing.batch) >= limits.max_events or time.monotonic() - opened >= limits.max_seconds:
+                yield landing.close(caught_up=False)
+
+    @staticmethod
+    def _drained(engine: jvm.EmbeddedEngine) -> bool:
+        """Nothing on its way from the connector: no hand-over under way and Debezium's queue empty."""
+        return engine.handing_over == 0 and jvm.progress(engine.schema_topic).queue_empty
 
     def _caught_up(self, received: int, idle_polls: int) -> bool:
         """Streaming, nothing waiting in the connector's queue, and the connector has read everything the source
@@ -181,22 +199,27 @@ class DebeziumEngineConnector(SourceConnector):
             return idle_polls >= QUIET_POLLS
         return idle_polls >= 2 and self._probe.reached(now, received)
 
-    def _add(self, batch: Batch, handover: jvm.HandOver, decoder: Decoder, offsets: EngineOffsets) -> None:
-        for topic, key_schema, key, value_schema, value, position in handover.records:
+    def _decode(self, handover: jvm.HandOver, decoder: Decoder, offsets: EngineOffsets,
+                ) -> tuple[list[BronzeEvent | BronzeSchemaChange | BronzeReject], str]:
+        """The hand-over's records decoded in order, and the decoder's previous position after records[:cut]."""
+        outputs: list[BronzeEvent | BronzeSchemaChange | BronzeReject] = []
+        prev_at_cut = decoder.prev_main
+        for index, (topic, key_schema, key, value_schema, value, position) in enumerate(handover.records):
+            if index == handover.cut:
+                prev_at_cut = decoder.prev_main
             try:
                 decoded = decoder.decode_payloads(topic, key_schema, key, value_schema, value)
             except RecordError as exc:
                 key, value = jvm.enveloped(key_schema, key), jvm.enveloped(value_schema, value)
                 raw = json.dumps({"topic": topic, "key": key, "value": value}).encode()
-                batch.rejects.append(BronzeReject(f"engine:{tiebreak(topic, key, value)}", exc.stage, str(exc), raw,
-                                                  offsets.position()))
+                outputs.append(BronzeReject(f"engine:{tiebreak(topic, key, value)}", exc.stage, str(exc), raw,
+                                            offsets.position()))
                 continue
             if type(decoded) is DecodedSchemaChange:
-                batch.schema_changes.append(BronzeSchemaChange(self._schema_change_seq(decoded.seq), *decoded[1:],
-                                                               position))
+                outputs.append(BronzeSchemaChange(self._schema_change_seq(decoded.seq), *decoded[1:], position))
             else:
-                batch.events.append(decoded)  # type: ignore[arg-type]  (built as BronzeEvent)
-        offsets.update(handover.offsets)
+                outputs.append(decoded)  # type: ignore[arg-type]  (built as BronzeEvent)
+        return outputs, prev_at_cut if handover.cut < len(handover.records) else decoder.prev_main
 
     def _schema_change_seq(self, seq: str) -> str:
         """A schema change's seq with, as its tiebreak, its place among the schema changes at the same source
@@ -207,17 +230,6 @@ class DebeziumEngineConnector(SourceConnector):
         self._ddl_rank = self._ddl_rank + 1 if main == self._ddl_main else 0
         self._ddl_main = main
         return f"{main}-{self._ddl_rank:016x}-0"
-
-    @staticmethod
-    def _close(batch: Batch, handovers: list[jvm.HandOver], offsets: EngineOffsets, decoder: Decoder,
-               caught_up: bool) -> Batch:
-        batch.caught_up = caught_up
-        if handovers:
-            batch.ack = handovers
-            position = json.loads(offsets.position())
-            position["prev"] = decoder.prev_main
-            batch.position = json.dumps(position, separators=(",", ":"))
-        return batch
 
     def _raise_if_stopped(self, engine: jvm.EmbeddedEngine) -> None:
         if engine.failure is not None:
@@ -238,6 +250,61 @@ class DebeziumEngineConnector(SourceConnector):
         if self._state_dir is not None:
             shutil.rmtree(self._state_dir, ignore_errors=True)
             self._state_dir = None
+
+
+class _Landing:
+    """The batch being filled: records at offset boundaries, the hand-overs wholly in it (acknowledged once
+    bronze holds them), and the offsets and decoder position after its last record (where a run resumes)."""
+
+    def __init__(self, offsets: EngineOffsets, prev: str) -> None:
+        self.offsets, self.prev = offsets, prev
+        self.batch, self.acks, self.advanced = Batch(), [], False
+
+    def take(self, outputs: list[BronzeEvent | BronzeSchemaChange | BronzeReject], acks: list[jvm.HandOver],
+             offsets: dict[str, str], prev: str) -> None:
+        batch = self.batch
+        for item in outputs:
+            kind = type(item)
+            if kind is BronzeEvent:
+                batch.events.append(item)
+            elif kind is BronzeSchemaChange:
+                batch.schema_changes.append(item)
+            else:
+                batch.rejects.append(item)
+        self.acks.extend(acks)
+        if offsets:
+            self.offsets.update(offsets)
+            self.advanced = True
+        self.prev = prev
+
+    def close(self, caught_up: bool) -> Batch:
+        batch = self.batch
+        batch.caught_up = caught_up
+        if self.advanced:
+            position = json.loads(self.offsets.position())
+            position["prev"] = self.prev
+            batch.position = json.dumps(position, separators=(",", ":"))
+        if self.acks:
+            batch.ack = self.acks
+        self.batch, self.acks, self.advanced = Batch(), [], False
+        return batch
+
+
+class _Held:
+    """The last hand-over's trailing group (records sharing one offset), decoded, waiting to land whole; the
+    hand-overs with records in it, the offsets and the decoder position after it."""
+
+    def __init__(self) -> None:
+        self.outputs: list[BronzeEvent | BronzeSchemaChange | BronzeReject] = []
+        self.handovers: list[jvm.HandOver] = []
+        self.offsets: dict[str, str] = {}
+        self.prev = ""
+
+    def add(self, outputs: list[BronzeEvent | BronzeSchemaChange | BronzeReject], handover: jvm.HandOver,
+            prev: str) -> None:
+        self.outputs.extend(outputs)
+        self.handovers.append(handover)
+        self.offsets, self.prev = handover.offsets, prev
 
 
 def _text(value: Any) -> str:

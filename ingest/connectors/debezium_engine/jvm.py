@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ingest.connectors.debezium_engine.offsets import in_snapshot
 from ingest.errors import LakecdcError
 
 LOG4J = Path(__file__).with_name("log4j2.properties")
@@ -239,10 +240,19 @@ class HandOver:
     source position JSON or None), key and value as JsonConverter writes them without schemas, None when
     absent; the position (`{"partition", "offset"}`) is filled for the records of the schema change topic (the
     schema history is rebuilt from them) and None otherwise. `offsets`: partition JSON -> offset JSON after the
-    last record of each partition."""
+    last record of each partition.
+
+    Debezium gives several records one offset (a delete and its tombstone; PostgreSQL's key change: delete,
+    tombstone, create, from one WAL message) and resumes after a whole offset, so bronze may end only between
+    records whose offsets differ. `cut`: records[cut:] are the trailing group, the records of the last record's
+    partition that share its offset (the rest of the group may come in the next hand-over), with any record of
+    another partition after its start; records[:cut] end at an offset boundary and `cut_offsets` are the offsets
+    after them. No group inside a snapshot (Debezium takes an unfinished one again whole): cut = len(records)."""
 
     records: list[tuple[str, str | None, str | None, str | None, str | None, str | None]]
     offsets: dict[str, str]
+    cut: int = 0
+    cut_offsets: dict[str, str] = field(default_factory=dict)
     _last: list[Any] = field(default_factory=list)   # the Java records to mark processed (last per partition)
     _committer: Any = None
 
@@ -252,6 +262,32 @@ class HandOver:
         for record in self._last:
             self._committer.markProcessed(record)
         self._committer.markBatchFinished()
+
+
+def _trailing_group(records: Any, multi_partition: bool) -> tuple[int, dict[str, str]]:
+    """HandOver.cut and cut_offsets of a hand-over: where the last record's group starts (walking back over the
+    records of its partition while they share its offset: a few), and the offset of each partition's last record
+    before that."""
+    size = records.size()
+    source = records.get(size - 1).sourceRecord()
+    partition, offset = source.sourcePartition(), source.sourceOffset()
+    cut = size - 1
+    for index in range(size - 2, -1, -1):
+        other = records.get(index).sourceRecord()
+        if multi_partition and not other.sourcePartition().equals(partition):
+            continue
+        if not other.sourceOffset().equals(offset):
+            break
+        cut = index
+    cut_offsets: dict[str, str] = {}
+    for index in range(cut - 1, -1, -1):   # each partition's last record before the cut (one partition: one step)
+        other = records.get(index).sourceRecord()
+        key = _json(other.sourcePartition())
+        if key not in cut_offsets:
+            cut_offsets[key] = _json(other.sourceOffset())
+        if not multi_partition:
+            break
+    return cut, cut_offsets
 
 
 def enveloped(schema: str | None, payload: str | None) -> str | None:
@@ -344,7 +380,10 @@ class EmbeddedEngine:
         for record in last.values():
             source = record.sourceRecord()
             offsets[_json(source.sourcePartition())] = _json(source.sourceOffset())
-        handover = HandOver(rows, offsets, list(last.values()), committer)
+        cut, cut_offsets = len(rows), offsets
+        if rows and not any(in_snapshot(json.loads(offset)) for offset in offsets.values()):
+            cut, cut_offsets = _trailing_group(records, self.multi_partition)
+        handover = HandOver(rows, offsets, cut, cut_offsets, list(last.values()), committer)
         while not self._closing.is_set():
             try:
                 self.queue.put(handover, timeout=0.2)

@@ -44,10 +44,10 @@ class EngineOffsets:
     def unfinished_snapshot(self) -> bool:
         """An offset inside the initial snapshot (Debezium marks them `snapshot`, and the last record of a
         finished one `last_snapshot_record` / `snapshot_completed`): the engine would take it again."""
-        return any(_in_snapshot(offset) for offset in self.offsets.values())
+        return any(in_snapshot(offset) for offset in self.offsets.values())
 
 
-def _in_snapshot(offset: dict[str, Any]) -> bool:
+def in_snapshot(offset: dict[str, Any]) -> bool:
     snapshot = offset.get("snapshot")
     if snapshot in (None, False) or str(snapshot).lower() in ("false", ""):
         return False
