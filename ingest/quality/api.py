@@ -10,6 +10,7 @@ from ingest.config import ProjectConfig
 from ingest.errors import LakecdcError
 from ingest.quality.discover import Lakehouse
 from ingest.quality.generate import default_suites, write_defaults
+from ingest.quality.ingest_metrics import read_ingest
 from ingest.quality.plan import build_plan
 from ingest.quality.report import write_report
 from ingest.quality.runner import QualityRunResult, Runner
@@ -58,7 +59,7 @@ def run_quality(config: ProjectConfig, *, select: list[str] | None = None, gener
     result = runner.run(plan)
     keep = int(settings["report"]["history_runs"])
     docs_index = runner.build_data_docs(result, keep)
-    index = write_report(result, report_dir, docs_index, keep)
+    index = write_report(result, report_dir, docs_index, keep, read_ingest(lake))
     keyless = sorted(s.table for s in suites + defaults
                      if s.table.partition(".")[0] == lake.schemas["silver"] and not s.key
                      and any(info.name == s.name for info in plan))

@@ -4,6 +4,7 @@
   suites/<suite>.html    one page per suite (table): every expectation with severity, result, observed
                          value and, for failures, a sample of the offending rows
   history.html           status of every suite across the kept runs (not only the last)
+  ingest.html            per source with metrics in bronze: the newest figures, lag and events/s charts
   summary.json           this run, machine-readable; runs/<run_id>.json keeps each run
   history.jsonl          one line per run (the source of history.html)
   data_docs/index.html   great-expectations Data Docs of the same validations (suites and results)
@@ -18,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ingest.quality.charts import line_chart
+from ingest.quality.ingest_metrics import KEPT_BATCHES, SourceIngest
 from ingest.quality.runner import Outcome, QualityRunResult, SuiteResult
 
 STATUS_LABEL = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
@@ -50,7 +53,7 @@ def _page(title: str, body: str, depth: int = 0) -> str:
     # no link to great-expectations' Data Docs index: it draws its table with scripts from CDNs, so offline it
     # is an empty page; each suite page links its (static) GX validation pages
     nav = (f'<nav><a href="{up}index.html">Suites</a><a href="{up}history.html">Run history</a>'
-           f'<a href="{up}summary.json">summary.json</a></nav>')
+           f'<a href="{up}ingest.html">Ingest</a><a href="{up}summary.json">summary.json</a></nav>')
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_e(title)}</title><style>{CSS}</style>"
             f"</head><body>{nav}{body}</body></html>\n")
 
@@ -180,6 +183,29 @@ def _history_page(history: list[dict[str, Any]]) -> str:
     return _page("Run history", body)
 
 
+def _ingest_page(sources: list[SourceIngest]) -> str:
+    if not sources:
+        body = ("<h1>Ingest</h1><div class='meta' id='no-metrics'>No source has metrics in bronze yet: runs write "
+                "them with <code>lakecdc run --metrics-port PORT</code> (docs/metrics.md).</div>")
+        return _page("Ingest", body)
+    parts = [f"<h1>Ingest</h1><div class='meta'>{len(sources)} sources with metrics in bronze; the charts cover "
+             f"the newest {KEPT_BATCHES} batches of each</div>"]
+    for ingest in sources:
+        rows = "".join(f"<tr><td>{_e(context)}</td><td>{_e(attribute)}</td><td>{_e(table or '')}</td>"
+                       f"<td>{_e(f'{value:,.0f}' if value.is_integer() else f'{value:,.3f}')}</td></tr>"
+                       for context, attribute, table, value in ingest.latest)
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", ingest.source)
+        parts.append(
+            f"<h2 id='source-{name}'>{_e(ingest.source)}</h2><div class='meta'>from {_e(ingest.table)} · newest "
+            f"batch {ingest.newest_batch} at {_e(ingest.recorded_at)}</div>"
+            + line_chart(f"lag-{name}", "Streaming behind the source", "ms", ingest.lag_ms)
+            + line_chart(f"rate-{name}", "Events produced by the connector", "events/s", ingest.events_per_s)
+            + f"<details><summary>Figures after batch {ingest.newest_batch}</summary><div class='scroll'>"
+            f"<table id='latest-{name}'><tr><th>Context</th><th>Attribute</th><th>Table</th><th>Value</th></tr>"
+            f"{rows}</table></div></details>")
+    return _page("Ingest", "".join(parts))
+
+
 def overall_status(run: QualityRunResult) -> str:
     """One word for the run, the same in the index page, summary.json, history and the CLI: fail (the exit
     code says so), warn (no failure, some suite warned), pass."""
@@ -197,7 +223,8 @@ def summary_dict(run: QualityRunResult, docs_index: str | None) -> dict[str, Any
     }
 
 
-def write_report(run: QualityRunResult, report_dir: Path, docs_index: str | None, keep_runs: int) -> Path:
+def write_report(run: QualityRunResult, report_dir: Path, docs_index: str | None, keep_runs: int,
+                 ingest: list[SourceIngest] | None = None) -> Path:
     """Write every page and the JSON files; returns the index page."""
     (report_dir / "suites").mkdir(parents=True, exist_ok=True)
     (report_dir / "runs").mkdir(exist_ok=True)
@@ -220,6 +247,7 @@ def write_report(run: QualityRunResult, report_dir: Path, docs_index: str | None
     for suite in run.suites:
         (report_dir / "suites" / suite_filename(suite.name)).write_text(_suite_page(suite, run))
     (report_dir / "history.html").write_text(_history_page(history))
+    (report_dir / "ingest.html").write_text(_ingest_page(ingest or []))
     index = report_dir / "index.html"
     index.write_text(_index(run, previous))
     return index

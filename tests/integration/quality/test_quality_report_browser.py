@@ -30,6 +30,7 @@ def test_analyst_reads_the_report_in_chromium(engine, warehouse: Path, tmp_path:
               "(2, 'grace h.', 'active', NULL, '0009', current_timestamp(), 'u')")
     second = run_quality(config, output=reports, expectations_dir=exp_dir, spark=spark)
     assert second.result.exit_code == 1
+    assert "No source has metrics in bronze yet" in (reports / "ingest.html").read_text()   # no run wrote any
 
     browser.get(second.index.as_uri())
     shot = tmp_path / "quality-index.png"
@@ -96,3 +97,52 @@ def test_analyst_reads_the_report_in_chromium(engine, warehouse: Path, tmp_path:
     source = browser.page_source
     for suite in ("silver.inv_customers", "silver.inv_customers.reconciliation", "cdc.inv.freshness"):
         assert suite in source
+
+
+@pytest.mark.slow
+def test_ingest_page_charts_the_metrics_runs_wrote_to_bronze(engine, engine_settings, warehouse: Path,
+                                                           tmp_path: Path, browser):
+    """A source's runs wrote their metrics after each batch (what `lakecdc run --metrics-port` does: RunMetrics
+    counted each batch, the bronze writer appended the figures); the report's ingest page charts the lag behind
+    the source of every batch and the events/s between batches, and lists the newest figures."""
+    from selenium.webdriver.common.by import By
+
+    from ingest.bronze.contract import Batch, BronzeEvent
+    from ingest.bronze.writer import BronzeWriter
+    from ingest.metrics import RunMetrics
+
+    spark = engine.spark
+    schemas = seed_lakehouse(spark, warehouse)
+    exp_dir, reports = tmp_path / "expectations", tmp_path / "reports"
+    write_project(exp_dir, schemas)
+    writer = BronzeWriter(spark, engine_settings, "shop")
+    now = [1_800_000_000.0]
+    metrics = RunMetrics("shop", "postgresql", clock=lambda: now[0])
+    lags = []
+    for batch_id in range(1, 6):   # five batches of 10 updates, the last change 1.5 s, 3 s, ... before landing
+        lag_ms = 1500 * batch_id
+        events = [BronzeEvent("shop.public.t", "shop.public.t", "u", f"{batch_id:04d}{i:04d}", "{}", "{}", None,
+                              None, None, int(now[0] * 1000) - lag_ms, f"tx{batch_id}", None) for i in range(10)]
+        metrics.landed(Batch(events=events))
+        writer.write_metrics(batch_id, metrics.samples())
+        lags.append(float(lag_ms))
+        now[0] += 2.0
+
+    run = run_quality(config_for(warehouse), output=reports, expectations_dir=exp_dir, spark=spark)
+    page = run.report_dir / "ingest.html"
+    browser.get(page.as_uri())
+    assert browser.find_element(By.TAG_NAME, "h2").text == "shop"
+    lag_points = browser.find_elements(By.CSS_SELECTOR, "#lag-shop circle.point")
+    assert [float(p.get_attribute("data-value")) for p in lag_points] == lags
+    rates = [float(p.get_attribute("data-value")) for p in browser.find_elements(By.CSS_SELECTOR, "#rate-shop circle")]
+    assert len(rates) == 4 and all(rate > 0 for rate in rates), rates   # 10 events between each two batches
+    browser.find_element(By.CSS_SELECTOR, "details summary").click()
+    figures = {tuple(cell.text for cell in row.find_elements(By.TAG_NAME, "td")[:2]): row.find_elements(
+        By.TAG_NAME, "td")[3].text for row in browser.find_elements(By.CSS_SELECTOR, "#latest-shop tr")[1:]}
+    assert figures[("streaming", "TotalNumberOfEventsSeen")] == "50"
+    assert figures[("streaming", "MilliSecondsBehindSource")] == "7,500"
+    assert figures[("bronze", "batches_total")] == "5"
+    # every page links the ingest page; a lakehouse without metrics says how to get them
+    browser.get(run.index.as_uri())
+    browser.find_element(By.LINK_TEXT, "Ingest").click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Ingest"
