@@ -108,6 +108,40 @@ def cmd_drop_slot(args: argparse.Namespace, config: ProjectConfig) -> int:
     return 0
 
 
+def cmd_signal(args: argparse.Namespace, config: ProjectConfig) -> int:
+    """`lakecdc signal ACTION`: write a Debezium signal into the source's signalling table; the running `lakecdc
+    run` acts on it when it streams past it (docs/signals.md)."""
+    from ingest.connectors import registry
+
+    name = _one_source(args, config)
+    data: dict[str, object] = {}
+    if args.action == "execute-snapshot":
+        if not args.tables:
+            raise LakecdcError("execute-snapshot needs --tables (schema.table names or regular expressions)")
+        data = {"data-collections": args.tables, "type": args.type}
+        conditions = []
+        for item in args.condition or []:
+            table, sep, condition = item.partition("=")
+            if not (sep and table and condition):
+                raise LakecdcError(f"--condition {item!r}: expected TABLE=FILTER, e.g. "
+                                   "public.orders=\"status = 'open'\"")
+            conditions.append({"data-collection": table, "filter": condition})
+        if conditions:
+            data["additional-conditions"] = conditions
+    elif args.action == "stop-snapshot":
+        data = {"type": "incremental", **({"data-collections": args.tables} if args.tables else {})}
+    elif args.action == "log":
+        data = {"message": args.message or ""}
+    base_dir = config.path.resolve().parent if config.path else None
+    connector = registry.create(config.source(name), base_dir=base_dir)
+    try:
+        signal_id = connector.send_signal(args.action, data)
+    finally:
+        connector.close()
+    print(f"{name}: signal {args.action} written (id {signal_id}); `lakecdc run` acts on it as it streams past it")
+    return 0
+
+
 def cmd_reset(args: argparse.Namespace, config: ProjectConfig) -> int:
     """`lakecdc source reset`: start a source over. Its slot (PostgreSQL) and its bronze tables go; the next
     `lakecdc run` takes a new snapshot and silver is rebuilt with `dbt build --full-refresh`."""
@@ -245,6 +279,26 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     reset.add_argument("--yes", action="store_true", help="really delete (without it: say what would go)")
     reset.add_argument("--config", default=argparse.SUPPRESS, help="project configuration file")
     reset.set_defaults(func=cmd_reset)
+
+    signal = sub.add_parser("signal", help="send a Debezium signal to a source (incremental snapshots, log)",
+                            description="Insert a signal into the source's signalling table "
+                                        "(signal.data.collection); the running `lakecdc run` carries it out when it "
+                                        "streams past it: execute-snapshot (an incremental snapshot of --tables, "
+                                        "optionally with --condition), stop-snapshot, pause-snapshot, "
+                                        "resume-snapshot, log. Progress: the run's log and notification rows in "
+                                        "bronze (docs/signals.md).")
+    signal.add_argument("action", choices=("execute-snapshot", "stop-snapshot", "pause-snapshot", "resume-snapshot",
+                                           "log"))
+    signal.add_argument("--source", help="source name from the configuration (default: the only one)")
+    signal.add_argument("--tables", nargs="+", metavar="TABLE",
+                        help="schema.table names or regular expressions (execute-snapshot; stop-snapshot: "
+                             "default all)")
+    signal.add_argument("--condition", action="append", metavar="TABLE=FILTER",
+                        help="an additional condition for one table's rows, a SQL boolean expression (repeatable)")
+    signal.add_argument("--type", choices=("incremental", "blocking"), default="incremental",
+                        help="snapshot type (blocking is not supported yet)")
+    signal.add_argument("--message", help="the text of a log signal")
+    signal.set_defaults(func=cmd_signal)
 
     status = sub.add_parser("status", help="per source: events landed, last seq, rejects, lag",
                             description="Print, per configured source, what its bronze tables hold: events, "

@@ -106,6 +106,23 @@ HEARTBEAT_TOPIC_PREFIX = Field("topic.heartbeat.prefix", default="__debezium-hea
 POLL_INTERVAL_MS = Field("poll.interval.ms", "int", default=500, minimum=1,
                          doc="how long to wait for new changes when caught up (ms)")
 
+# Signals and incremental snapshots (connectors that implement them declare these; the others refuse signal.*)
+SIGNAL_DATA_COLLECTION = Field("signal.data.collection",
+                               doc="the signalling table (`schema.table`; columns id, type, data) whose inserted "
+                                   "rows are signals: execute-snapshot, stop-snapshot, pause-snapshot, "
+                                   "resume-snapshot, log (`lakecdc signal` writes them); also where the incremental "
+                                   "snapshot's watermarks go")
+SIGNAL_CHANNELS = Field("signal.enabled.channels", "choice-list", default="source", allowed=("source",),
+                        doc="where signals come from (the signalling table only, for now)")
+INCREMENTAL_CHUNK_SIZE = Field("incremental.snapshot.chunk.size", "int", default=1024, minimum=1,
+                               doc="rows per chunk of an incremental snapshot")
+INCREMENTAL_WATERMARKING = Field("incremental.snapshot.watermarking.strategy", "choice", default="insert_insert",
+                                 allowed=("insert_insert",),
+                                 doc="how watermarks are written: a row per open and per close watermark")
+NOTIFICATION_TOPIC = Field("notification.sink.topic.name",
+                           doc="the topic of the notification events in bronze (incremental snapshot progress; "
+                               "default `__debezium-notification.<topic.prefix>`); they are also logged")
+
 # Debezium features lakecdc does not implement; each changes what is captured, so refusing it beats silently
 # doing something else.
 DEBEZIUM_UNSUPPORTED = unsupported(

@@ -558,6 +558,39 @@ class HeartbeatEvent:
         return {"ts_ms": self.ts_ms}
 
 
+# Debezium's sink notification channel record (io.debezium.pipeline.notification): key the notification id,
+# value id, aggregate_type, type, additional_data (map of strings), timestamp (ms).
+NOTIFICATION_KEY_SCHEMA = cs.string()
+NOTIFICATION_VALUE_SCHEMA = cs.struct([
+    ("id", cs.string()), ("aggregate_type", cs.string()), ("type", cs.string()),
+    ("additional_data", cs.map_(cs.string(), cs.string(), True)), ("timestamp", cs.int64())],
+    False, name="io.debezium.notification.Notification")
+
+
+@dataclass
+class NotificationEvent:
+    """A notification (e.g. aggregate_type "Incremental Snapshot", type STARTED / IN_PROGRESS /
+    TABLE_SCAN_COMPLETED / COMPLETED / ABORTED / PAUSED / RESUMED) on `topic`."""
+
+    topic: str
+    notification_id: str
+    aggregate_type: str
+    type: str
+    additional_data: dict[str, str]
+    timestamp: int
+
+    key_schema = NOTIFICATION_KEY_SCHEMA
+    value_schema = NOTIFICATION_VALUE_SCHEMA
+
+    @property
+    def key(self) -> str:
+        return self.notification_id
+
+    def value(self) -> dict[str, Any]:
+        return {"id": self.notification_id, "aggregate_type": self.aggregate_type, "type": self.type,
+                "additional_data": self.additional_data, "timestamp": self.timestamp}
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Transaction metadata (provide.transaction.metadata=true)
 

@@ -16,6 +16,7 @@ from ingest.events.envelope import (
     OPS,
     ChangeEvent,
     HeartbeatEvent,
+    NotificationEvent,
     SchemaChangeEvent,
     TableSchemas,
     envelope_value,
@@ -92,6 +93,15 @@ def heartbeat_to_bronze(event: HeartbeatEvent, *, seq: str, position: str | None
         value=dumps_str(event.value()), key_schema=canonical_schema_json(event.key_schema),
         value_schema=canonical_schema_json(event.value_schema), ts_ms=event.ts_ms, source_ts_ms=event.ts_ms,
         txn_id=None, snapshot="false", position=position)
+
+
+def notification_to_bronze(event: NotificationEvent, *, seq: str, position: str | None) -> BronzeEvent:
+    """A notification on its topic: op NULL, table_id = the topic (like heartbeats)."""
+    return BronzeEvent(
+        topic=event.topic, table_id=event.topic, op=None, seq=seq, key=dumps_str(event.key),
+        value=dumps_str(event.value()), key_schema=canonical_schema_json(event.key_schema),
+        value_schema=canonical_schema_json(event.value_schema), ts_ms=event.timestamp,
+        source_ts_ms=event.timestamp, txn_id=None, snapshot="false", position=position)
 
 
 def to_bronze(

@@ -19,6 +19,7 @@ from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres import setup
 from ingest.connectors.postgres.catalog import Catalog
 from ingest.connectors.postgres.events import PostgresEventDispatcher
+from ingest.connectors.postgres.incremental import send_signal, signal_table
 from ingest.connectors.postgres.offsets import OffsetContext, PostgresOffset
 from ingest.connectors.postgres.properties import PostgresProperties, parse_properties
 from ingest.connectors.postgres.snapshot import PostgresSnapshotSource
@@ -67,7 +68,8 @@ class PostgresConnector(SourceConnector):
         setup.check_prerequisites(conn, self.props)
         tables = [(s, t) for s, t, _ in self.captured_tables()]
         setup.check_select(conn, self.props, tables)
-        publication = setup.check_publication(conn, self.props, tables)
+        setup.check_signal_table(conn, self.props)
+        publication = setup.check_publication(conn, self.props, self._publication_tables())
         setup.connect_replication(self.props).close()
         return (f"PostgreSQL {self.props.hostname}:{self.props.port}/{self.props.dbname}: wal_level=logical, "
                 f"{len(tables)} table(s) readable, replication login works; {publication}")
@@ -96,7 +98,18 @@ class PostgresConnector(SourceConnector):
 
     def validate(self) -> None:
         self.check()
-        setup.ensure_publication(self._normal(), self.props, [(s, t) for s, t, _ in self.captured_tables()])
+        setup.ensure_publication(self._normal(), self.props, self._publication_tables())
+
+    def send_signal(self, signal_type: str, data: dict[str, Any]) -> str:
+        """Insert a signal into the signalling table (`lakecdc signal`); the running connector acts on it."""
+        return send_signal(self._normal(), self.props, signal_type, data)
+
+    def _publication_tables(self) -> list[tuple[str, str]]:
+        """What a filtered publication holds: the captured tables and the signalling table (its inserts are
+        the signals and the incremental snapshot's watermarks)."""
+        tables = [(s, t) for s, t, _ in self.captured_tables()]
+        signal = signal_table(self.props)
+        return tables + [signal] if signal is not None and signal not in tables else tables
 
     # ------------------------------------------------------------------ snapshot, then streaming
 
@@ -115,7 +128,7 @@ class PostgresConnector(SourceConnector):
         position = PostgresOffset.from_position(resume.position)
         mode = self.props.snapshot_mode
         conn = self._normal()
-        setup.ensure_publication(conn, self.props, [(s, t) for s, t, _ in self.captured_tables()])
+        setup.ensure_publication(conn, self.props, self._publication_tables())
         slot = setup.slot_info(conn, self.props.slot_name)
         if position is not None and position.phase == "streaming" and mode != "always":
             if slot is None:

@@ -17,7 +17,12 @@ from ingest.connectors.postgres.types import binary_encoding
 from ingest.events import envelope as ev
 from ingest.events.json_converter import canonical_schema_json, dumps_str
 from ingest.events.source_info import VERSION, postgresql_sequence, postgresql_source
-from ingest.events.to_bronze import change_to_bronze, heartbeat_to_bronze, schema_change_to_bronze
+from ingest.events.to_bronze import (
+    change_to_bronze,
+    heartbeat_to_bronze,
+    notification_to_bronze,
+    schema_change_to_bronze,
+)
 
 
 @dataclass
@@ -67,12 +72,13 @@ class PostgresEventDispatcher:
         seq = make_seq(txn.commit_lsn, lsn, txn.index)
         return seq if self.offsets.claim(seq) else None
 
-    def source(self, table: CapturedTable, txn: Transaction, lsn: int) -> dict[str, Any]:
+    def source(self, table: CapturedTable, txn: Transaction, lsn: int,
+               snapshot: bool | str = False) -> dict[str, Any]:
         d = table.definition
         # sequence: [end LSN of the last transaction committed before this one, this change's LSN] (upstream's
         # lastCommitLsn is the Commit message's WAL position, i.e. its end LSN)
         return postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=txn.ts_us // 1000,
-                                 db=self.props.dbname, schema=d.schema, table=d.table, snapshot=False,
+                                 db=self.props.dbname, schema=d.schema, table=d.table, snapshot=snapshot,
                                  sequence=postgresql_sequence(self.offsets.restart_lsn, lsn), ts_us=txn.ts_us,
                                  txId=txn.xid, lsn=lsn)
 
@@ -172,6 +178,19 @@ class PostgresEventDispatcher:
         event = ev.HeartbeatEvent(self.props.topic_prefix, now_ms(), self.props.heartbeat_topic_prefix)
         pending.events.append(heartbeat_to_bronze(
             event, seq=seq, position=self.offsets.streaming_position(self.offsets.restart_lsn)))
+
+    def notification(self, pending: PendingBatch, txn: Transaction, lsn: int, kind: str,
+                     data: dict[str, str]) -> None:
+        """An incremental snapshot notification on notification.sink.topic.name, in `txn` at `lsn`; its position
+        holds the snapshot's state as it is now (a resumed run continues from there)."""
+        seq = self.next_seq(txn, lsn)
+        if seq is None:
+            return
+        event = ev.NotificationEvent(self.props.notification_topic or "", f"{txn.xid}:{lsn}:{txn.index}",
+                                     "Incremental Snapshot", kind, data, now_ms())
+        txn.position = None   # the state changed: the transaction's next events take the new one
+        pending.events.append(notification_to_bronze(event, seq=seq,
+                                                     position=self.offsets.streaming_position(txn.commit_lsn)))
 
     def transaction_event(self, pending: PendingBatch, txn: Transaction, event: ev.TransactionEvent,
                           lsn: int) -> None:

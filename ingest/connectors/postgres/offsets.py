@@ -8,7 +8,7 @@ change of that slot (whose change LSN is never 0). The position JSON of each eve
   snapshot:  {"phase": "snapshot", "slot_lsn", "table": "schema.table", "key": [key texts], "n", "xmin"}
   streaming: {"phase": "streaming", "slot_lsn", "restart_lsn": end LSN of the last transaction fully
               before this event, "last_commit_lsn", "commit_lsn": the event's transaction (a heartbeat: its
-              restart_lsn)}
+              restart_lsn)[, "incremental": an incremental snapshot under way (connectors/incremental.py)]}
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ class PostgresOffset:
     table: str | None = None       # snapshot: the table being read ("schema.table")
     key: list | None = None        # snapshot: the key texts of the last committed row
     n: int = 0                     # snapshot: the running row number of the last committed row
+    incremental: dict[str, Any] | None = None   # streaming: an incremental snapshot under way
 
     @classmethod
     def from_position(cls, position: dict[str, Any] | None) -> PostgresOffset | None:
@@ -83,7 +84,8 @@ class PostgresOffset:
         return cls(phase=position["phase"], slot_lsn=int(position.get("slot_lsn", 0)),
                    restart_lsn=int(position.get("restart_lsn", 0)),
                    last_commit_lsn=int(position.get("last_commit_lsn", 0)),
-                   table=position.get("table"), key=position.get("key"), n=int(position.get("n", 0)))
+                   table=position.get("table"), key=position.get("key"), n=int(position.get("n", 0)),
+                   incremental=position.get("incremental"))
 
 
 class OffsetContext:
@@ -96,10 +98,12 @@ class OffsetContext:
         self.last_commit_lsn = 0
         self.resume_seq = resume_seq   # highest seq committed before this run
         self.last_seq = resume_seq     # highest seq handed out
+        self.incremental: dict[str, Any] | None = None   # the incremental snapshot's state, in every position
 
     def resume_streaming(self, offset: PostgresOffset) -> None:
         self.slot_lsn, self.restart_lsn, self.last_commit_lsn = offset.slot_lsn, offset.restart_lsn, \
             offset.last_commit_lsn
+        self.incremental = offset.incremental
 
     def start_snapshot(self, slot_lsn: int) -> None:
         self.slot_lsn = self.restart_lsn = slot_lsn
@@ -117,5 +121,8 @@ class OffsetContext:
         return self.resume_seq is not None and seq < self.resume_seq
 
     def streaming_position(self, commit_lsn: int) -> str:
-        return orjson.dumps({"phase": "streaming", "slot_lsn": self.slot_lsn, "restart_lsn": self.restart_lsn,
-                             "last_commit_lsn": self.last_commit_lsn, "commit_lsn": commit_lsn}).decode()
+        position = {"phase": "streaming", "slot_lsn": self.slot_lsn, "restart_lsn": self.restart_lsn,
+                    "last_commit_lsn": self.last_commit_lsn, "commit_lsn": commit_lsn}
+        if self.incremental is not None:
+            position["incremental"] = self.incremental
+        return orjson.dumps(position).decode()

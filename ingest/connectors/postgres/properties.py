@@ -81,6 +81,11 @@ FIELDS = FieldSet(
     common.MESSAGE_KEY_COLUMNS,
     common.SNAPSHOT_OVERRIDES,
     common.SNAPSHOT_OVERRIDE_STATEMENT,
+    common.SIGNAL_DATA_COLLECTION,
+    common.SIGNAL_CHANNELS,
+    common.INCREMENTAL_CHUNK_SIZE,
+    common.INCREMENTAL_WATERMARKING,
+    common.NOTIFICATION_TOPIC,
     common.DEBEZIUM_UNSUPPORTED,
 )
 
@@ -131,6 +136,9 @@ class PostgresProperties:
     heartbeat_action_query: str | None
     poll_interval_ms: int
     status_update_interval_ms: int
+    signal_data_collection: str | None = None
+    incremental_chunk_size: int = 1024
+    notification_topic: str | None = None
 
     # --- filters (Debezium: regexes over schema, schema.table, schema.table.column) ---
     def captures_table(self, schema: str, table: str) -> bool:
@@ -209,4 +217,7 @@ def parse_properties(raw: dict[str, Any]) -> PostgresProperties:
         heartbeat_action_query=p["heartbeat.action.query"],
         poll_interval_ms=p["poll.interval.ms"],
         status_update_interval_ms=p["status.update.interval.ms"],
+        signal_data_collection=p["signal.data.collection"],
+        incremental_chunk_size=p["incremental.snapshot.chunk.size"],
+        notification_topic=p["notification.sink.topic.name"] or f"__debezium-notification.{p['topic.prefix']}",
     )

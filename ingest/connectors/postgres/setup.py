@@ -108,6 +108,27 @@ def check_select(conn: Any, props: PostgresProperties, tables: list[tuple[str, s
                                         f"(GRANT SELECT ON {schema}.{table} TO {props.user})")
 
 
+def check_signal_table(conn: Any, props: PostgresProperties) -> None:
+    """signal.data.collection names a table with at least the three columns id, type, data (in that order), which
+    the connector's user can insert into (watermarks)."""
+    if not props.signal_data_collection:
+        return
+    schema, _, table = props.signal_data_collection.partition(".")
+    with conn.cursor() as cur:
+        cur.execute("SELECT count(*), bool_and(has_table_privilege(format('%%I.%%I', %s, %s), 'INSERT')) "
+                    "FROM information_schema.columns WHERE table_schema = %s AND table_name = %s",
+                    (schema, table, schema, table))
+        columns, can_insert = cur.fetchone()
+    if columns < 3:
+        raise PrerequisiteError(f"signal.data.collection {props.signal_data_collection}: the table does not exist or "
+                                "has fewer than 3 columns; create it: CREATE TABLE "
+                                f"{props.signal_data_collection} (id varchar(42) PRIMARY KEY, type varchar(32) NOT "
+                                "NULL, data varchar(2048))")
+    if not can_insert:
+        raise PrerequisiteError(f"signal.data.collection {props.signal_data_collection}: {props.user} may not insert "
+                                "into it (the incremental snapshot writes its watermarks there): GRANT INSERT")
+
+
 def check_publication(conn: Any, props: PostgresProperties, tables: list[tuple[str, str]]) -> str:
     """What ensure_publication will find or do, without doing it: raises where it would fail. What it would
     create or change is followed by a warning when the application's writes would suffer from it."""

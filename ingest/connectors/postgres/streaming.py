@@ -20,6 +20,7 @@ from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres import setup
 from ingest.connectors.postgres.catalog import Catalog, CatalogColumn, TableDef
 from ingest.connectors.postgres.events import PendingBatch, PostgresEventDispatcher, Transaction, now_ms
+from ingest.connectors.postgres.incremental import PostgresIncremental
 from ingest.connectors.postgres.offsets import OffsetContext, make_seq
 from ingest.connectors.postgres.properties import PostgresProperties
 from ingest.connectors.postgres.tables import CapturedTable, TableRegistry, build_table
@@ -50,6 +51,8 @@ class PostgresStreamingSource:
         self._ack_lsn: int = 0          # highest flush LSN whose batch is committed in bronze
         self._sent_ack_lsn: int = 0     # highest flush LSN confirmed to the server
         self._yielded_ack: int = 0      # highest flush LSN handed out in a batch
+        self.incremental = PostgresIncremental(props, source_name, offsets, events, tables, normal_connection,
+                                               captured_tables)
 
     def _start_replication(self) -> Any:
         self._repl = setup.connect_replication(self.props)
@@ -88,6 +91,7 @@ class PostgresStreamingSource:
                 self.tables.by_relid[relid] = build_table(self.catalog().table_def(schema, name, relid), self.props)
 
     def run(self, limits: BatchLimits) -> Iterator[Batch]:
+        self.incremental.resume()   # an incremental snapshot under way where bronze ends
         self._preload_tables()
         cur = self._connect_stream()
         pending = PendingBatch()
@@ -126,6 +130,8 @@ class PostgresStreamingSource:
                 failures = 0
                 last_data = time.monotonic()
                 txn = self._handle(pg.decode(msg.payload), msg.data_start, txn, pending)
+                if txn is None:
+                    self.incremental.between_transactions()
                 if heartbeat and txn is None and last_data - last_heartbeat >= heartbeat:
                     last_heartbeat = last_data
                     self._heartbeat(pending)   # between transactions of a busy stream too
@@ -141,6 +147,7 @@ class PostgresStreamingSource:
             # must run then too (at most once per poll interval)
             last_data = time.monotonic()
             if txn is None:
+                self.incremental.between_transactions()
                 now = time.monotonic()
                 if heartbeat and now - last_heartbeat >= heartbeat:
                     last_heartbeat = now
@@ -149,7 +156,8 @@ class PostgresStreamingSource:
                     # idle and everything handed out is committed: confirm the server's position, so the
                     # slot does not retain WAL of changes to tables we do not capture
                     self._ack_lsn = cur.wal_end
-                yield self._flush(pending, caught_up=True)
+                # an incremental snapshot under way is not caught up: its chunks are still coming
+                yield self._flush(pending, caught_up=not self.incremental.active)
                 pending = PendingBatch()
             elif len(pending) and time.monotonic() - pending.started >= limits.max_seconds:
                 yield self._flush(pending, caught_up=False)
@@ -193,6 +201,7 @@ class PostgresStreamingSource:
 
     def _on_relation(self, msg: pg.Relation, txn: Transaction | None, data_start: int,
                      pending: PendingBatch) -> None:
+        self.incremental.relation(msg.relid, msg.namespace, msg.name)
         if not self.props.captures_table(msg.namespace, msg.name):
             self.tables.by_relid.pop(msg.relid, None)
             return
@@ -271,12 +280,18 @@ class PostgresStreamingSource:
             for relid in msg.relids:
                 table = self.tables.by_relid.get(relid)
                 if table is not None:
+                    self.incremental.truncated(table)
                     source = self.events.source(table, txn, lsn)
                     self.events.change(pending, txn, ev.change(table.schemas, "t", source=source, ts_ms=now_ms()), lsn)
             return
+        if msg.relid == self.incremental.signal_relid and isinstance(msg, pg.Insert):
+            self.incremental.on_signal(_text(msg.new), txn, lsn, pending)
         table = self.tables.by_relid.get(msg.relid)
         if table is None:
             return  # not captured (publication wider than the filters)
+        if self.incremental.snapshot.window is not None:   # an incremental snapshot chunk waits for its close
+            self.incremental.streamed(table, _text(msg.new) if getattr(msg, "new", None) is not None else None,
+                                      _text(msg.old) if getattr(msg, "old", None) is not None else None)
         placeholder = props.unavailable_value_placeholder
         try:
             if isinstance(msg, pg.Insert):
