@@ -196,6 +196,9 @@ class ResumeState:
 
     last_seq: str | None = None
     position: dict[str, Any] | None = None
+    # With no event landed yet: the position of the newest batch of schema changes (a snapshot that read no row
+    # yet, e.g. snapshot.mode no_data on quiet tables), for connectors whose schema changes carry one
+    schema_position: dict[str, Any] | None = None
 
     @classmethod
     def from_row(cls, seq: str | None, position_json: str | None) -> ResumeState:

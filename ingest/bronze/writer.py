@@ -15,6 +15,7 @@ one once when it comes again (a multiset, so duplicated deliveries in the input 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import time
@@ -225,9 +226,12 @@ class BronzeWriter:
 
     # -- resume ------------------------------------------------------------------------------------
     def resume_state(self) -> ResumeState:
-        """The position of the last committed batch of S_events (and the highest committed seq)."""
+        """The position of the last committed batch of S_events (and the highest committed seq); with no event
+        yet, the newest schema change's position (ResumeState.schema_position)."""
         if not self.last_events_batch:
-            return ResumeState()
+            rows = self.spark.sql(f"SELECT position FROM {self.tables['schema_changes']} WHERE position IS NOT NULL "
+                                  "ORDER BY batch_id DESC, seq DESC LIMIT 1").collect()
+            return ResumeState(schema_position=json.loads(rows[0][0]) if rows else None)
         events = self.tables["events"]
         last_seq = self._scalar(f"SELECT max(seq) FROM {events}")
         return ResumeState.from_row(last_seq, committed_position(self.spark, events, self.last_events_batch))

@@ -191,9 +191,17 @@ def test_one_policy_for_kafka_connect_names_and_unsupported_features(connector: 
     base = globals()[example]
     assert fields.parse({**base, "tasks.max": 1, "connector.class": "x"}, connector).ignored == \
         ("tasks.max", "connector.class")
+    with pytest.raises(ConfigError, match="'signal.kafka.topic' is a Debezium property lakecdc does not support yet"):
+        fields.parse({**base, "signal.kafka.topic": "signals"}, connector)
+
+
+def test_incremental_snapshots_are_declared_where_they_are_built() -> None:
+    pg = registry.property_fields("postgresql").parse(
+        {**PG_EXAMPLE, "signal.data.collection": "public.sig", "incremental.snapshot.chunk.size": 100}, "pg")
+    assert pg["signal.data.collection"] == "public.sig" and pg["incremental.snapshot.chunk.size"] == 100
     with pytest.raises(ConfigError, match="'incremental.snapshot.chunk.size' is a Debezium property lakecdc does "
                                           "not support yet"):
-        fields.parse({**base, "incremental.snapshot.chunk.size": "1024"}, connector)
+        registry.property_fields("mariadb").parse({**MYSQL_EXAMPLE, "incremental.snapshot.chunk.size": 100}, "m")
 
 
 def test_every_connector_declares_its_properties() -> None:

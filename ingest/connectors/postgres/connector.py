@@ -125,7 +125,9 @@ class PostgresConnector(SourceConnector):
         self._snapshot.table_hook = self.snapshot_table_hook
         self._streaming = PostgresStreamingSource(self.props, self.source_name, offsets, self.tables, events,
                                                   self._normal, lambda: self.catalog, self.captured_tables)
-        position = PostgresOffset.from_position(resume.position)
+        # no event landed yet: a snapshot that read no row (no_data, empty tables) resumes after its schema changes
+        # from the same slot, instead of replacing the slot and losing the changes made since
+        position = PostgresOffset.from_position(resume.position or resume.schema_position)
         mode = self.props.snapshot_mode
         conn = self._normal()
         setup.ensure_publication(conn, self.props, self._publication_tables())
