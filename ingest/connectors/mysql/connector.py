@@ -115,6 +115,12 @@ class MySqlConnector(SourceConnector):
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         mode = self.config.snapshot_mode
         offset = MySqlOffset.from_position(resume.position)
+        after_schema = MySqlOffset.from_position(resume.schema_position)
+        if offset is None and after_schema is not None and not after_schema.snapshot_running:
+            # no event landed yet, but a finished snapshot that read no row (no_data, or quiet empty tables) did
+            # land its schema changes: stream from their binlog position rather than take a new snapshot at a
+            # later one and lose the changes made since
+            offset = after_schema
         start: MySqlOffset | None = None
         if offset is None:
             if mode == "never":
