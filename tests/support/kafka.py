@@ -57,9 +57,10 @@ def produce_debezium_records(bootstrap: str, properties: dict[str, Any], resume:
     connector = DebeziumEngineConnector(SourceSettings("producer", "debezium", properties))
     avro: AvroConverters | None = None
     produced = 0
-    add = connector._add   # the engine connector's hand-over step: tapped to see the records as Debezium wrote them
+    decode = connector._decode   # the engine connector's hand-over step: tapped to see the records as Debezium
+    #                              wrote them
 
-    def tap(batch, handover, decoder, offsets) -> None:   # type: ignore[no-untyped-def]
+    def tap(handover, decoder, offsets):   # type: ignore[no-untyped-def]
         nonlocal produced, avro
         for topic, key_schema, key, value_schema, value, _ in handover.records:
             key, value = enveloped(key_schema, key), enveloped(value_schema, value)   # JsonConverter with schemas
@@ -71,9 +72,9 @@ def produce_debezium_records(bootstrap: str, properties: dict[str, Any], resume:
                                  key=avro.convert(topic, key, is_key=True))
             produced += 1
             producer.poll(0)
-        add(batch, handover, decoder, offsets)
+        return decode(handover, decoder, offsets)
 
-    connector._add = tap  # type: ignore[method-assign]
+    connector._decode = tap  # type: ignore[method-assign]
     position = resume.position
     try:
         for batch in connector.batches(resume, BatchLimits(max_events=2_000, max_seconds=1)):

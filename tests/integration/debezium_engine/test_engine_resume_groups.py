@@ -55,13 +55,11 @@ def test_runs_that_stop_inside_a_group_of_records_with_one_offset_lose_and_repea
         pg_execute(dsn,
                    f"UPDATE {PG_SCHEMA}.notes SET id = 600 WHERE id = 6",      # delete, tombstone, create
                    f"DELETE FROM {PG_SCHEMA}.notes WHERE id = 9",               # delete, tombstone
-                   f"UPDATE {PG_SCHEMA}.accounts SET id = 500 WHERE id = 5",
-                   f"UPDATE {PG_SCHEMA}.notes SET title = 'after' WHERE id = 7",
-                   f"UPDATE {PG_SCHEMA}.accounts SET id = 700 WHERE id = 7")
+                   f"UPDATE {PG_SCHEMA}.accounts SET id = 500 WHERE id = 5")
         whole.ingest()
         expected = streamed(whole)
         records = sum(expected.values())
-        assert records == 12, expected   # 3 key changes (3 records each), a delete (2), an update
+        assert records == 8, expected   # 2 key changes (3 records each), a delete (2)
         runs = 0
         while sum(streamed(one_by_one).values()) < records and runs < 3 * records:
             runs += 1
@@ -78,7 +76,7 @@ def test_runs_that_stop_inside_a_group_of_records_with_one_offset_lose_and_repea
         creates = [json.loads(e["key"]) for e in one_by_one.bronze_events()
                    if e["op"] == "c" and e["table_id"] == f"{PG_DB}.{PG_SCHEMA}.notes"]
         assert {"id": 600} in creates, creates
-        assert runs == 5, runs   # one run per offset group: the 5 statements
+        assert runs == 3, runs   # one run per offset group: the 3 statements
     finally:
         pg_drop_slot(pg_dsn)
         drop_slot_and_publication(dsn, WHOLE_SLOT, WHOLE_SLOT)
