@@ -31,24 +31,16 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from pg_fresh import fresh_database  # noqa: E402
 
 DB, SCHEMA, SOURCE, SIGNALS = "lakecdc_bench_inc", "bench", "inc", "bench.signals"
 
 
-def dsn_for(dsn: str, db: str) -> str:
-    return " ".join(p for p in dsn.split() if not p.startswith("dbname=")) + f" dbname={db}"
-
 
 def prepare(dsn: str, rows: int) -> str:
-    admin = psycopg2.connect(dsn_for(dsn, "postgres"))
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
-                    "WHERE slot_name = 'bench_inc' AND NOT active")
-        cur.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-        cur.execute(f"CREATE DATABASE {DB}")
-    admin.close()
-    db = dsn_for(dsn, DB)
+    db = fresh_database(dsn, DB, "bench_inc")
     conn = psycopg2.connect(db)
     conn.autocommit = True
     with conn.cursor() as cur:

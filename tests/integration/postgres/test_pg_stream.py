@@ -14,6 +14,7 @@ from ingest.bronze.contract import BatchLimits
 from ingest.connectors.postgres.pgoutput import str_to_lsn
 from tests.support.pg import (
     Collector,
+    admin_dsn,
     assert_same_rows,
     connector,
     drop_slot_and_publication,
@@ -399,6 +400,63 @@ def test_slot_advances_while_captured_tables_are_idle(pg_dsn, db) -> None:
         assert c.events and {e.table_id for e in c.events} == {f"__debezium-heartbeat.{name}"}
     finally:
         conn.close()
+
+
+def _retained_wal(dsn: str, slot: str) -> int:
+    """Bytes of WAL the slot keeps on the server (current position - restart_lsn), after a CHECKPOINT (which
+    logs the running-transactions record that lets a confirmed slot move its restart_lsn)."""
+    execute(dsn, "CHECKPOINT")
+    return int(query(dsn, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint FROM "
+                          f"pg_replication_slots WHERE slot_name = '{slot}'")[0][0])
+
+
+def test_heartbeats_keep_retained_wal_bounded_while_another_database_writes(pg_dsn, db) -> None:
+    """Issue 16: the captured database is idle while another database on the same server writes ~40 MB of WAL.
+    A stopped connector's slot retains all of it (the control); once the connector streams again with
+    heartbeat.interval.ms and heartbeat.action.query, the slot's retained WAL falls below 16 MB and the
+    heartbeats (events and the action query's writes) go on."""
+    dsn, name, s = db
+    slot = f"pgconn_{name}"
+    other = admin_dsn(pg_dsn, "pgconn_other")
+    if not query(admin_dsn(pg_dsn), "SELECT 1 FROM pg_database WHERE datname = 'pgconn_other'"):
+        execute(admin_dsn(pg_dsn), "CREATE DATABASE pgconn_other")
+    execute(other, "DROP TABLE IF EXISTS busy", "CREATE TABLE busy (id int, pad text)")
+    execute(dsn, f"CREATE TABLE {s}.captured (id int PRIMARY KEY)",
+            f"CREATE TABLE {s}.beats (id int PRIMARY KEY, n int)")
+    props = {"table.include.list": f"{s}\\.captured", "heartbeat.interval.ms": 200,
+             "heartbeat.action.query": f"INSERT INTO {s}.beats VALUES (1, 1) "
+                                       f"ON CONFLICT (id) DO UPDATE SET n = {s}.beats.n + 1"}
+    conn = connector(pg_dsn, name, s, **props)
+    try:
+        first = Collector(conn).run()  # the (empty) snapshot: the slot exists from here on
+    finally:
+        conn.close()
+    bound = 16 * 1024 * 1024
+    execute(other, "INSERT INTO busy SELECT g, repeat(md5(g::text), 30) FROM generate_series(1, 40000) g")
+    stopped = _retained_wal(dsn, slot)
+    assert stopped > 2 * bound, f"the other database's writes should be retained by a stopped slot: {stopped}"
+
+    conn = connector(pg_dsn, name, s, **props)
+    try:
+        c = Collector(conn, resume=first.resume_state())
+        deadline = time.monotonic() + 120  # a condition, not a timing: a busy machine only takes longer
+        retained = stopped
+
+        def beats() -> list:
+            return [e for e in c.events if e.table_id == f"__debezium-heartbeat.{name}"]
+
+        while (retained >= bound or len(beats()) < 2) and time.monotonic() < deadline:
+            c.run(timeout=10)
+            retained = _retained_wal(dsn, slot)
+        print(f"retained WAL: slot stopped {stopped} bytes, streaming with heartbeats {retained} bytes")
+        assert retained < bound, f"retained WAL {retained} bytes stayed above {bound}"
+        beats = beats()
+        assert beats and all(e.op is None for e in beats)
+        assert query(dsn, f"SELECT n FROM {s}.beats")[0][0] >= 1  # the action query ran
+        assert not [e for e in c.events if e.table_id != f"__debezium-heartbeat.{name}"]  # nothing captured
+    finally:
+        conn.close()
+        execute(other, "DROP TABLE IF EXISTS busy")
 
 
 def test_snapshot_modes(pg_dsn, db) -> None:

@@ -1,0 +1,156 @@
+"""Benchmark: `lakecdc dbt build` latency for many captured tables (issue 19: 20 tables with 1,000 changes each,
+<= 30 s end to end), and where the time goes.
+
+    .venv/bin/python bench/dbt_build.py [--tables 20] [--rows 1000] [--changes 1000] [--runs 3]
+
+Needs LAKECDC_PG_DSN (`scripts/services.sh up`). Per run: a fresh PostgreSQL database with TABLES tables of ROWS rows
+(typical columns: bigint key, text, int, numeric(12,2), numeric(30,10), double, timestamptz, boolean, varchar),
+a project made by `lakecdc init`, the snapshot landed (`lakecdc run --until-caught-up`), `schema rebuild`,
+`generate`, then the timed first `lakecdc dbt build`; then CHANGES changes per table (60% updates, 20% deletes,
+20% inserts), landed, and the timed incremental `lakecdc dbt build`. For each build it prints the wall-clock time
+and, from dbt's run_results.json, the time in silver models, in tests, and the slowest node. There is no peer
+here: no other tool builds silver from Debezium events with dbt. Medians over runs, with the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg2
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from pg_fresh import fresh_database  # noqa: E402
+
+DB, SCHEMA, SOURCE, SLOT = "lakecdc_bench_dbt", "shop", "bdbt", "bench_dbt"
+COLUMNS = ("id bigint PRIMARY KEY, name text, qty int, price numeric(12,2), total numeric(30,10), "
+           "score double precision, created timestamptz, active boolean, code varchar(32)")
+
+
+
+def prepare(dsn: str, tables: int, rows: int) -> str:
+    db = fresh_database(dsn, DB, SLOT)
+    conn = psycopg2.connect(db)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE SCHEMA {SCHEMA}")
+        for t in range(tables):
+            cur.execute(f"CREATE TABLE {SCHEMA}.t{t:02d} ({COLUMNS})")
+            cur.execute(f"INSERT INTO {SCHEMA}.t{t:02d} SELECT g, 'item ' || g, g % 1000, (g % 10000) / 100.0, "
+                        "g * 1234.5678901234, g / 7.0, now(), g % 2 = 0, md5(g::text)::varchar(32) "
+                        f"FROM generate_series(1, {rows}) g")
+    conn.close()
+    return db
+
+
+def change(db: str, tables: int, rows: int, changes: int) -> None:
+    """CHANGES changes per table: 60% updates and 20% deletes of existing rows, 20% inserts of new keys."""
+    upd, dele = changes * 6 // 10, changes * 2 // 10
+    ins = changes - upd - dele
+    conn = psycopg2.connect(db)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        for t in range(tables):
+            name = f"{SCHEMA}.t{t:02d}"
+            cur.execute(f"UPDATE {name} SET qty = qty + 1, price = price + 0.01, score = score * 1.5, "
+                        f"name = name || ' v2' WHERE id <= {upd}")
+            cur.execute(f"DELETE FROM {name} WHERE id > {upd} AND id <= {upd + dele}")
+            cur.execute(f"INSERT INTO {name} SELECT g, 'new ' || g, 1, 9.99, 1.5, 0.25, now(), true, 'n' "
+                        f"FROM generate_series({rows + 1}, {rows + ins}) g")
+    conn.close()
+
+
+def project(work: Path, dsn: str) -> tuple[Path, dict[str, str]]:
+    params = dict(p.split("=", 1) for p in dsn.split())
+    env = {k: v for k, v in os.environ.items() if k not in ("LAKECDC_CONFIG", "SPARK_REMOTE", "DBT_PROJECT_DIR")}
+    env["RUST_LOG"] = "error"
+    folder = work / "project"
+    folder.mkdir()
+    lakecdc(folder, env, "init")
+    (folder / "lakecdc.yml").write_text(yaml.safe_dump({
+        "engine": {"profile": "local", "warehouse": str(work / "warehouse")},
+        "sources": {SOURCE: {
+            "connector": "postgresql", "database.hostname": params.get("host", "127.0.0.1"),
+            "database.port": int(params.get("port", 5432)), "database.user": params.get("user", "postgres"),
+            "database.password": params.get("password", ""), "database.dbname": DB, "topic.prefix": SOURCE,
+            "slot.name": SLOT, "publication.name": SLOT, "table.include.list": f"{SCHEMA}\\..*",
+            "poll.interval.ms": 100}}}, sort_keys=False))
+    return folder, env
+
+
+def lakecdc(folder: Path, env: dict[str, str], *args: str) -> float:
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "ingest.cli", *args], cwd=folder, env=env, capture_output=True,
+                            text=True, timeout=3600)
+    if result.returncode != 0:
+        raise SystemExit(f"lakecdc {' '.join(args)} failed:\n{(result.stdout + result.stderr)[-4000:]}")
+    return time.perf_counter() - started
+
+
+def where_the_time_goes(folder: Path) -> dict[str, float | str]:
+    results = json.loads((folder / "target" / "run_results.json").read_text())["results"]
+    models = [r for r in results if r["unique_id"].startswith("model.")]
+    tests = [r for r in results if r["unique_id"].startswith("test.")]
+    slowest = max(models, key=lambda r: r["execution_time"])
+    return {"models_s": sum(r["execution_time"] for r in models),
+            "tests_s": sum(r["execution_time"] for r in tests), "nodes": len(results),
+            "slowest": f"{slowest['unique_id'].split('.')[-1]} {slowest['execution_time']:.2f} s"}
+
+
+def one_run(dsn: str, tables: int, rows: int, changes: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="lakecdc-bench-dbt-") as tmp:
+        work = Path(tmp)
+        db = prepare(dsn, tables, rows)
+        folder, env = project(work, dsn)
+        lakecdc(folder, env, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
+        lakecdc(folder, env, "schema", "rebuild", "--source", SOURCE)
+        lakecdc(folder, env, "generate", "--source", SOURCE)
+        first = lakecdc(folder, env, "dbt", "build")
+        first_parts = where_the_time_goes(folder)
+        change(db, tables, rows, changes)
+        lakecdc(folder, env, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
+        second = lakecdc(folder, env, "dbt", "build")
+        second_parts = where_the_time_goes(folder)
+        print(f"  first build {first:6.1f} s (models {first_parts['models_s']:.1f} s, tests "
+              f"{first_parts['tests_s']:.1f} s, {first_parts['nodes']} nodes, slowest {first_parts['slowest']})")
+        print(f"  incremental {second:6.1f} s (models {second_parts['models_s']:.1f} s, tests "
+              f"{second_parts['tests_s']:.1f} s, slowest {second_parts['slowest']})", flush=True)
+        return {"first": first, "incremental": second}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=20)
+    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--changes", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    dsn = os.environ.get("LAKECDC_PG_DSN")
+    if not dsn:
+        raise SystemExit("LAKECDC_PG_DSN is not set: start the servers with `scripts/services.sh up` and export "
+                         "`scripts/services.sh env`")
+    print(f"dbt build: {args.tables} tables x {args.rows} rows, then {args.changes} changes each; "
+          f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    runs = []
+    for n in range(args.runs):
+        print(f"run {n + 1}/{args.runs}", flush=True)
+        runs.append(one_run(dsn, args.tables, args.rows, args.changes))
+    first = statistics.median(r["first"] for r in runs)
+    incremental = statistics.median(r["incremental"] for r in runs)
+    print(f"median of {len(runs)}: first build {first:.1f} s, incremental build {incremental:.1f} s "
+          f"(target <= 30 s); load average {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
