@@ -101,7 +101,7 @@ class SourceConnector(ABC):
     def send_signal(self, signal_type: str, data: dict[str, Any]) -> str:
         """Write a Debezium signal for the running connector (`lakecdc signal`); returns its id."""
         raise LakecdcError(f"sources.{self.source_name}: the {self.connector_name} connector takes no signals yet "
-                           "(PostgreSQL sources do)")
+                           "(PostgreSQL, MariaDB and MySQL sources do)")
 
     def acknowledge(self, batch: Batch) -> None:
         """Called after the batch is committed to bronze (e.g. confirm the flush LSN)."""

@@ -13,9 +13,17 @@ columns' values as text, in the connector's own text form."""
 
 from __future__ import annotations
 
+import json
+import logging
+import re
 import uuid
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
+
+from ingest.connectors import signals
+
+log = logging.getLogger(__name__)
 
 Key = tuple[str | None, ...]
 
@@ -140,4 +148,162 @@ class IncrementalSnapshot:
             self.finish_table()
             return True
         self.last_key = window.last_key
+        return False
+
+
+class SignalledSnapshots(ABC):
+    """What every connector does with its signals and its incremental snapshot: acting on a signal, the chunk
+    loop and emitting a closed chunk. A connector supplies the database work (the `_`-less abstract methods) and
+    how an event is emitted; `out` is the connector's emission context (where in its stream the signal or
+    watermark was read), passed through untouched."""
+
+    def __init__(self, source_name: str, state: dict[str, Any] | None, chunk_size: int) -> None:
+        self.source_name = source_name
+        self.chunk_size = chunk_size
+        self.snapshot = IncrementalSnapshot.from_state(state)
+
+    # -- what a connector supplies -------------------------------------------------------------------------
+    @abstractmethod
+    def captured_names(self) -> list[str]:
+        """The captured tables' names as data-collections name them (`schema.table` / `db.table`)."""
+
+    @abstractmethod
+    def has_key(self, table: str) -> str | None:
+        """None when `table` can be read in key order; else why not (gone, no primary key)."""
+
+    @abstractmethod
+    def max_key(self, table: str, condition: str | None) -> list[Any] | None:
+        """The largest primary key (under the additional condition), None for no row."""
+
+    @abstractmethod
+    def read_chunk(self, table: str, last_key: list[Any] | None, max_key: list[Any], condition: str | None,
+                   size: int) -> tuple[list[tuple[Key, Any]], list[Any] | None]:
+        """The next `size` rows after `last_key` up to `max_key` in key order: ([(window key, row)], the primary
+        key of the last row as the state keeps it)."""
+
+    @abstractmethod
+    def write_watermark(self, signal_id: str, kind: str) -> None:
+        """Insert a watermark row into the signalling table."""
+
+    @abstractmethod
+    def emit_read(self, out: Any, table: str, row: Any) -> None:
+        """A read event (op r, source.snapshot "incremental") of `row` of `table`, at the close watermark."""
+
+    @abstractmethod
+    def emit_notification(self, out: Any, kind: str, data: dict[str, str]) -> None:
+        """A notification event whose position holds the snapshot's state as it is now."""
+
+    @abstractmethod
+    def state_changed(self) -> None:
+        """The snapshot's state changed: the positions of the events emitted from now on hold the new one."""
+
+    # -- signals -------------------------------------------------------------------------------------------
+    def on_signal(self, signal_id: Any, signal_type: Any, data: Any, out: Any) -> None:
+        """A row inserted into the signalling table; a signal that cannot be carried out is logged, never
+        raised."""
+        try:
+            self._act(signals.parse_signal(signal_id, signal_type, data), out)
+        except signals.SignalError as exc:
+            signals.refuse(self.source_name, str(exc))
+
+    def _act(self, signal: signals.Signal, out: Any) -> None:
+        snap = self.snapshot
+        if signal.type == signals.WINDOW_OPEN:
+            snap.watermark_opened(signal.id.removesuffix("-open"))
+        elif signal.type == signals.WINDOW_CLOSE:
+            self._close_window(signal.id.removesuffix("-close"), out)
+        elif signal.type == signals.EXECUTE_SNAPSHOT:
+            names, conditions = signals.snapshot_request(signal)
+            tables = self._resolve(signal, names)
+            conditions = {t: f for name, f in conditions.items() for t in self._resolve(signal, [name])}
+            added = snap.start(tables, conditions)
+            self._changed("STARTED", out, {"data_collections": ",".join(added)})
+        elif signal.type == signals.STOP_SNAPSHOT:
+            names = signal.data.get("data-collections")
+            removed = snap.stop(self._resolve(signal, names) if names else None)
+            self._changed("ABORTED", out, {"data_collections": ",".join(removed)})
+        elif signal.type in (signals.PAUSE_SNAPSHOT, signals.RESUME_SNAPSHOT):
+            if snap.active:
+                snap.paused = signal.type == signals.PAUSE_SNAPSHOT
+                self._changed("PAUSED" if snap.paused else "RESUMED", out, {})
+        elif signal.type == signals.LOG:
+            log.info("%s: signal %s: %s", self.source_name, signal.id, signal.data.get("message", ""))
+
+    def _resolve(self, signal: signals.Signal, names: list[str]) -> list[str]:
+        """Captured tables named by data-collections entries (a name or a regular expression); SignalError naming
+        any entry that matches none."""
+        captured = self.captured_names()
+        found: list[str] = []
+        for name in names:
+            matches = [t for t in captured if t == name] or [t for t in captured if _fullmatch(name, t)]
+            if not matches:
+                raise signals.SignalError(f"signal {signal.id!r}: {name!r} is not a captured table")
+            found.extend(t for t in matches if t not in found)
+        return found
+
+    def _changed(self, kind: str, out: Any, data: dict[str, str]) -> None:
+        """The state changed: kept (state_changed), logged, and a notification (which lands it with its position)."""
+        self.state_changed()
+        signals.notify(self.source_name, kind, "%s", data or "")
+        self.emit_notification(out, kind, data)
+
+    # -- the stream ----------------------------------------------------------------------------------------
+    @property
+    def active(self) -> bool:
+        return self.snapshot.active
+
+    def resumed(self) -> None:
+        if self.snapshot.active:
+            signals.notify(self.source_name, "RESUMED", "incremental snapshot of %s from key %s",
+                           ", ".join(self.snapshot.tables), self.snapshot.last_key)
+
+    def next_chunk(self) -> None:
+        """Read the next chunk when one is due (the connector calls this with no transaction open in its stream):
+        open watermark, the chunk, close watermark."""
+        snap = self.snapshot
+        if not snap.wants_chunk():
+            return
+        name = snap.current
+        assert name is not None
+        why = self.has_key(name)
+        if why is not None:
+            signals.refuse(self.source_name, f"incremental snapshot of {name} skipped: the table {why}")
+            snap.finish_table()
+            self.state_changed()
+            return
+        condition = snap.conditions.get(name)
+        if not snap.max_key_read:
+            snap.set_max_key(self.max_key(name, condition))
+        if snap.max_key is None:   # empty (under the condition): nothing to read
+            snap.finish_table()
+            self.state_changed()
+            return
+        chunk_id = str(uuid.uuid4())
+        self.write_watermark(f"{chunk_id}-open", signals.WINDOW_OPEN)
+        rows, last = self.read_chunk(name, snap.last_key, snap.max_key, condition, self.chunk_size)
+        window = snap.begin_chunk(chunk_id, name, rows, self.chunk_size)
+        if rows:
+            window.last_key = last
+        self.write_watermark(f"{chunk_id}-close", signals.WINDOW_CLOSE)
+
+    def _close_window(self, chunk_id: str, out: Any) -> None:
+        snap = self.snapshot
+        window = snap.watermark_closed(chunk_id)
+        if window is None:
+            return
+        for row in window.rows.values():
+            self.emit_read(out, window.table, row)
+        emitted = len(window.rows)
+        finished = snap.chunk_done(window)
+        data = {"data_collections": window.table, "current_collection_in_progress": window.table,
+                "last_processed_key": json.dumps(window.last_key), "rows_emitted": str(emitted)}
+        self._changed("TABLE_SCAN_COMPLETED" if finished else "IN_PROGRESS", out, data)
+        if finished and not snap.active:
+            self._changed("COMPLETED", out, {})
+
+
+def _fullmatch(pattern: str, name: str) -> bool:
+    try:
+        return re.fullmatch(pattern, name) is not None
+    except re.error:
         return False

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -62,13 +63,13 @@ def prepare_source(pg_dsn: str, rows: int) -> str:
     return dsn
 
 
-def start_run(config: Path, log: Path, until_caught_up: bool = True) -> subprocess.Popen:
+def start_run(config: Path, log: Path, until_caught_up: bool = True, source: str = SOURCE) -> subprocess.Popen:
     """`lakecdc run`; with until_caught_up=False it streams until killed (so a kill always finds it running)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     stop = ["--until-caught-up"] if until_caught_up else []
     with open(log, "ab") as out:
         return subprocess.Popen([sys.executable, "-m", "ingest.cli", "--config", str(config), "run", "--source",
-                                 SOURCE, *stop, "--batch-size", "400", "--quiet"],
+                                 source, *stop, "--batch-size", "400", "--quiet"],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
@@ -138,10 +139,10 @@ class Workload(threading.Thread):
                         f"DELETE FROM {SCHEMA}.t3 WHERE id = %s; COMMIT", (i, i % 100))
 
 
-def bronze_events(warehouse: Path) -> list[dict]:
+def bronze_events(warehouse: Path, source: str = SOURCE) -> list[dict]:
     from deltalake import DeltaTable
 
-    path = warehouse / "bronze" / f"{SOURCE}_events"
+    path = warehouse / "bronze" / f"{source}_events"
     if not (path / "_delta_log").exists():
         return []
     columns = ["batch_id", "seq", "table_id", "op", "key", "value", "position"]
@@ -155,14 +156,14 @@ def events_commits(warehouse: Path) -> int:
     return len(list(log.glob("*.json"))) if log.exists() else 0
 
 
-def resume_position(warehouse: Path) -> dict | None:
+def resume_position(warehouse: Path, source: str = SOURCE) -> dict | None:
     """Where a run resumes (the writer's rule: the newest batch's highest seq), reading only the newest batch's
     files (their batch_id statistics pick them): polling the whole table would compete with the ingest."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from deltalake import DeltaTable
 
-    path = warehouse / "bronze" / f"{SOURCE}_events"
+    path = warehouse / "bronze" / f"{source}_events"
     if not (path / "_delta_log").exists():
         return None
     files = pa.table(DeltaTable(str(path)).get_add_actions(flatten=True)).select(["path", "max.batch_id"]).to_pylist()
@@ -208,3 +209,21 @@ def source_rows(dsn: str) -> dict[str, dict[int, dict]]:
         out[table] = {row[0]: dict(zip(names, row, strict=True)) for row in cur.fetchall()}
         conn.close()
     return out
+
+
+def kill_while_chunks_land(config: Path, log: Path, warehouse: Path, kills: int, source: str = SOURCE) -> None:
+    """Start `lakecdc run` (streaming until killed) and SIGKILL it as soon as bronze holds an incremental snapshot
+    chunk it did not hold before (a new `last_key` in the resume position), `kills` times."""
+    keys_seen: set[str] = set()
+    for _ in range(kills):
+        proc = start_run(config, log, until_caught_up=False, source=source)
+        deadline = time.monotonic() + 180
+        while proc.poll() is None and time.monotonic() < deadline:   # strike after a new chunk landed
+            state = (resume_position(warehouse, source) or {}).get("incremental")
+            if state and state.get("last_key") and json.dumps(state["last_key"]) not in keys_seen:
+                keys_seen.add(json.dumps(state["last_key"]))
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, log.read_text()[-3000:]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)

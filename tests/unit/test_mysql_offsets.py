@@ -33,8 +33,21 @@ def test_positions_have_the_bytes_bronze_holds():
     assert ROW.completed().to_json() == ROW.to_json()[:-1] + ',"snapshot_completed":true}'
 
 
+INCREMENTAL = MySqlOffset.streaming("b.000009", 99, "3-3-3", {"id": "s1", "tables": ["d.t"], "conditions": {},
+                                                                "last_key": [4, "x"], "max_key": [9, "z"],
+                                                                "max_key_read": True, "paused": False})
+
+
+def test_an_incremental_snapshot_under_way_is_the_positions_last_key():
+    assert INCREMENTAL.to_json() == (
+        '{"file":"b.000009","pos":99,"gtids":"3-3-3","snapshot_completed":true,"incremental":{"id":"s1",'
+        '"tables":["d.t"],"conditions":{},"last_key":[4,"x"],"max_key":[9,"z"],"max_key_read":true,"paused":false}}')
+    assert MySqlOffset.streaming("b.000009", 99, "3-3-3", None).to_json() == (
+        '{"file":"b.000009","pos":99,"gtids":"3-3-3","snapshot_completed":true}')
+
+
 @pytest.mark.parametrize("offset", [MySqlOffset.streaming("b.000009", 99, "3-3-3"), SNAPSHOT, ROW, ROW.completed(),
-                                    SNAPSHOT.at_row("d.t", [], 0, [])])
+                                    SNAPSHOT.at_row("d.t", [], 0, []), INCREMENTAL])
 def test_round_trip_through_bronze(offset):
     text = offset.to_json()
     back = MySqlOffset.from_position(ResumeState.from_row("seq", text).position)
@@ -60,7 +73,11 @@ def test_row_texts_join_to_the_row_position():
 
 
 def test_seqs():
+    from ingest.connectors.mysql.offsets import HEARTBEAT_INDEX, SIGNAL_INDEX
+
     assert make_seq(2, 328, 5) == "00000002-0000000148-00000005"
+    # what a signal or watermark row gives sorts after its rows event's own rows, before a heartbeat there
+    assert make_seq(2, 328, 4 * 1000) < make_seq(2, 328, SIGNAL_INDEX) < make_seq(2, 328, HEARTBEAT_INDEX)
     recovery = make_seq(2, 328, RECOVERY_INDEX + 3)
     assert is_recovery_seq(recovery) and not is_recovery_seq(make_seq(2, 328, 3))
     assert first_recovery_seq(recovery) == make_seq(2, 328, RECOVERY_INDEX)

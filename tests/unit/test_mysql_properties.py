@@ -50,7 +50,8 @@ def test_snapshot_modes(mode, expected):
     ("skipped.operations", "c,x", "skipped.operations"),
     ("table.include.list", "shop.(", "is not a valid regular expression"),
     ("databse.hostname", "x", "unknown property 'databse.hostname' (did you mean 'database.hostname'?)"),
-    ("signal.data.collection", "a.b", "is a Debezium property lakecdc does not support yet"),
+    ("read.only", "true", "is a Debezium property lakecdc does not support yet"),
+    ("signal.enabled.channels", "kafka", "signal.enabled.channels"),
 ])
 def test_invalid_values_are_one_line_errors(key, value, needle):
     with pytest.raises(ConfigError) as err:

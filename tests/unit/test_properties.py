@@ -147,9 +147,9 @@ def connector_error(connector: str, props: dict) -> str:
     ("postgresql", {**PG_EXAMPLE, "snapshot.mod": "initial", "tabel.include.list": "public.t"},
      ["unknown property 'snapshot.mod' (did you mean 'snapshot.mode'?)",
       "unknown property 'tabel.include.list' (did you mean 'table.include.list'?)"]),
-    ("mysql", {**MYSQL_EXAMPLE, "databse.user": "x", "signal.data.collection": "a.b"},
+    ("mysql", {**MYSQL_EXAMPLE, "databse.user": "x", "read.only": "true"},
      ["unknown property 'databse.user' (did you mean 'database.user'?)",
-      "'signal.data.collection' is a Debezium property lakecdc does not support yet"]),
+      "'read.only' is a Debezium property lakecdc does not support yet"]),
     ("postgresql", {**PG_EXAMPLE, "converters": "isbn"},
      ["'converters' is a Debezium property lakecdc does not support yet"]),
     # a family of names (column.mask.with.N.chars): a name outside the family is unknown, values are checked
@@ -199,9 +199,12 @@ def test_incremental_snapshots_are_declared_where_they_are_built() -> None:
     pg = registry.property_fields("postgresql").parse(
         {**PG_EXAMPLE, "signal.data.collection": "public.sig", "incremental.snapshot.chunk.size": 100}, "pg")
     assert pg["signal.data.collection"] == "public.sig" and pg["incremental.snapshot.chunk.size"] == 100
-    with pytest.raises(ConfigError, match="'incremental.snapshot.chunk.size' is a Debezium property lakecdc does "
+    maria = registry.property_fields("mariadb").parse(
+        {**MYSQL_EXAMPLE, "signal.data.collection": "shop.sig", "incremental.snapshot.chunk.size": 100}, "m")
+    assert maria["signal.data.collection"] == "shop.sig" and maria["incremental.snapshot.chunk.size"] == 100
+    with pytest.raises(ConfigError, match="'incremental.snapshot.foo' is a Debezium property lakecdc does "
                                           "not support yet"):
-        registry.property_fields("mariadb").parse({**MYSQL_EXAMPLE, "incremental.snapshot.chunk.size": 100}, "m")
+        registry.property_fields("mariadb").parse({**MYSQL_EXAMPLE, "incremental.snapshot.foo": 100}, "m")
 
 
 def test_every_connector_declares_its_properties() -> None:

@@ -21,6 +21,7 @@ from ingest.connectors.base import SourceConnector
 from ingest.connectors.mysql import server
 from ingest.connectors.mysql.codec import TableCodecs
 from ingest.connectors.mysql.events import MySqlEventDispatcher
+from ingest.connectors.mysql.incremental import check_signal_table, send_signal
 from ingest.connectors.mysql.offsets import RECOVERY_INDEX, MySqlOffset, first_recovery_seq, is_recovery_seq, make_seq
 from ingest.connectors.mysql.properties import MySqlProperties, parse_properties
 from ingest.connectors.mysql.schema_track import SchemaTracker
@@ -89,6 +90,7 @@ class MySqlConnector(SourceConnector):
             raise LakecdcError(f"{self.source_name}: connector is {self.flavor!r} but the server is {actual}")
         server.validate_settings(self.query, self.flavor)
         server.validate_privileges(self.query, self.flavor, self.config.user)
+        check_signal_table(self.conn, self.config)
         return (f"{self.flavor} server: binary log on, binlog_format=ROW, binlog_row_image=FULL, "
                 "binlog_row_metadata=FULL")
 
@@ -96,6 +98,10 @@ class MySqlConnector(SourceConnector):
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    def send_signal(self, signal_type: str, data: dict[str, Any]) -> str:
+        """Insert a signal into the signalling table (`lakecdc signal`); the running connector acts on it."""
+        return send_signal(self.conn, self.config, signal_type, data)
 
     # ------------------------------------------------------------------ schema history given back by the runner
     def restore_schema_history(self, changes: list[tuple[str, str]]) -> None:
@@ -159,7 +165,7 @@ class MySqlConnector(SourceConnector):
         yield from MySqlStreamingSource(
             source_name=self.source_name, config=self.config, tracker=self.tracker, codecs=self.codecs,
             events=self.events, stats=self.stats, start=start, last_seq=resume.last_seq,
-            restored_seqs=self.restored_seqs).run(limits)
+            restored_seqs=self.restored_seqs, connect=self.connect).run(limits)
 
     def _recover_schema_history(self, start: MySqlOffset) -> Iterator[Batch]:
         """snapshot.mode=recovery with a stored position: the table model and the schema history are rebuilt

@@ -16,6 +16,7 @@ from ingest.events.source_info import VERSION, mariadb_source, mysql_source
 from ingest.events.to_bronze import (
     change_to_bronze,
     heartbeat_to_bronze,
+    notification_to_bronze,
     relational_change_to_bronze,
     schema_change_to_bronze,
 )
@@ -62,6 +63,13 @@ class MySqlEventDispatcher:
         """A heartbeat on <topic.heartbeat.prefix>.<topic.prefix>: key serverName, value ts_ms."""
         event = ev.HeartbeatEvent(self.topic_prefix, int(time.time() * 1000), heartbeat_prefix)
         return heartbeat_to_bronze(event, seq=seq, position=position)
+
+    def notification(self, topic: str, notification_id: str, kind: str, data: dict[str, str], seq: str,
+                     position: str) -> BronzeEvent:
+        """An incremental snapshot notification on notification.sink.topic.name (op NULL, like a heartbeat)."""
+        event = ev.NotificationEvent(topic, notification_id, "Incremental Snapshot", kind, data,
+                                     int(time.time() * 1000))
+        return notification_to_bronze(event, seq=seq, position=position)
 
     def transaction_event(self, event: ev.TransactionEvent, seq: str, position: str) -> BronzeEvent:
         """A BEGIN or END marker on the <prefix>.transaction topic (op NULL, table_id = the topic)."""

@@ -12,7 +12,8 @@ The position JSON of each event, keys in this order:
   {"file", "pos": where the event's transaction began (the snapshot: P), "gtids": the GTID set completed
    before it, "snapshot": true while the snapshot runs, then for a snapshot row "table", "key" (its primary
    key values), "ordinal", "done" (the tables read completely), and "snapshot_completed": true on the
-   snapshot's last event and on every streamed event}
+   snapshot's last event and on every streamed event, "incremental": the incremental snapshot's state while
+   one is under way (connectors/incremental.py)}
 
 Resuming reconnects at file/pos and drops every event whose seq is <= the last committed seq (exactly once).
 """
@@ -29,6 +30,7 @@ from ingest.bronze.contract import encode_seq
 SEQ_WIDTHS = (8, 10, 8)
 RECOVERY_INDEX = 0x80000000  # seq index of snapshot.mode=recovery records: after any DDL or truncate at that pos
 HEARTBEAT_INDEX = 0x40000000  # seq index of the first heartbeat at a position (after its END marker, truncates)
+SIGNAL_INDEX = 0x20000000  # seq index of the first event a signal or watermark row gives (reads, notifications)
 
 
 def make_seq(file_number: int, pos: int, index: int) -> str:
@@ -68,11 +70,12 @@ class MySqlOffset:
     key: tuple[Any, ...] = ()          # snapshot row: its primary key values (position JSON values)
     ordinal: int = -1                  # snapshot row: its ordinal (the seq index)
     done: tuple[str, ...] = ()         # snapshot row: the tables read completely before its table
+    incremental: dict[str, Any] | None = None  # streaming: the incremental snapshot under way
 
     @classmethod
-    def streaming(cls, file: str, pos: int, gtids: str) -> MySqlOffset:
+    def streaming(cls, file: str, pos: int, gtids: str, incremental: dict[str, Any] | None = None) -> MySqlOffset:
         """A position to stream from (after the snapshot): the transaction beginning at file/pos."""
-        return cls(file, pos, gtids, snapshot_completed=True)
+        return cls(file, pos, gtids, snapshot_completed=True, incremental=incremental)
 
     @classmethod
     def in_snapshot(cls, file: str, pos: int, gtids: str, completed: bool = False) -> MySqlOffset:
@@ -106,7 +109,8 @@ class MySqlOffset:
                    gtids=position.get("gtids") or "", snapshot=bool(position.get("snapshot")),
                    snapshot_completed=bool(position.get("snapshot_completed")),
                    table=str(table) if table is not None else None, key=tuple(position.get("key") or ()),
-                   ordinal=int(position.get("ordinal", -1)), done=tuple(position.get("done") or ()))
+                   ordinal=int(position.get("ordinal", -1)), done=tuple(position.get("done") or ()),
+                   incremental=position.get("incremental") or None)
 
     @classmethod
     def from_json(cls, text: str) -> MySqlOffset:
@@ -122,6 +126,8 @@ class MySqlOffset:
             body.update(table=self.table, key=self.key, ordinal=self.ordinal, done=self.done)
         if self.snapshot_completed:
             body["snapshot_completed"] = True
+        if self.incremental:
+            body["incremental"] = self.incremental
         return orjson.dumps(body).decode()
 
     def row_texts(self) -> tuple[str, str, str]:

@@ -83,6 +83,12 @@ FIELDS = FieldSet(
     common.MESSAGE_KEY_COLUMNS,
     common.SNAPSHOT_OVERRIDES,
     common.SNAPSHOT_OVERRIDE_STATEMENT,
+    common.SIGNAL_DATA_COLLECTION.but(doc=common.SIGNAL_DATA_COLLECTION.doc.replace("`schema.table`",
+                                                                                   "`database.table`")),
+    common.SIGNAL_CHANNELS,
+    common.INCREMENTAL_CHUNK_SIZE,
+    common.INCREMENTAL_WATERMARKING,
+    common.NOTIFICATION_TOPIC,
     common.DEBEZIUM_UNSUPPORTED,
     unsupported("read.only*"),
 )
@@ -123,6 +129,9 @@ class MySqlProperties:
     backoff_initial_ms: int = 500
     backoff_max_ms: int = 30_000
     reconnect_max_attempts: int = 10
+    signal_data_collection: str | None = None
+    incremental_chunk_size: int = 1024
+    notification_topic: str = ""
 
     def connect_kwargs(self) -> dict[str, Any]:
         """pymysql.connect keyword arguments (the password is never logged)."""
@@ -187,4 +196,7 @@ def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
         backoff_initial_ms=p["reconnect.backoff.initial.ms"],
         backoff_max_ms=p["reconnect.backoff.max.ms"],
         reconnect_max_attempts=p["reconnect.max.attempts"],
+        signal_data_collection=p["signal.data.collection"],
+        incremental_chunk_size=p["incremental.snapshot.chunk.size"],
+        notification_topic=p["notification.sink.topic.name"] or f"__debezium-notification.{p['topic.prefix']}",
     )

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pymysql
@@ -35,7 +36,8 @@ from ingest.connectors.mysql import rowdecode, tablemap_cache
 from ingest.connectors.mysql.codec import TableCodec, TableCodecs
 from ingest.connectors.mysql.events import MySqlEventDispatcher
 from ingest.connectors.mysql.gtid import gtid_set
-from ingest.connectors.mysql.offsets import MySqlOffset, heartbeat_seq, make_seq
+from ingest.connectors.mysql.incremental import MySqlIncremental, check_signal_table
+from ingest.connectors.mysql.offsets import SIGNAL_INDEX, MySqlOffset, heartbeat_seq, make_seq
 from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.rowdecode import PlanCache
 from ingest.connectors.mysql.schema_track import SchemaTracker
@@ -79,7 +81,7 @@ class MySqlStreamingSource:
 
     def __init__(self, *, source_name: str, config: MySqlProperties, tracker: SchemaTracker, codecs: TableCodecs,
                  events: MySqlEventDispatcher, stats: dict[str, int], start: MySqlOffset, last_seq: str | None,
-                 restored_seqs: frozenset[str]) -> None:
+                 restored_seqs: frozenset[str], connect: Callable[[], pymysql.connections.Connection]) -> None:
         self.source_name = source_name
         self.config = config
         self.schema = tracker
@@ -92,6 +94,16 @@ class MySqlStreamingSource:
         self.txn_pos = start.pos
         self.gtids = gtid_set(config.flavor, start.gtids)
         self.last_seq = last_seq
+        self.incremental = MySqlIncremental(config, source_name, tracker, codecs, connect, start.incremental,
+                                            self._emit_incremental_read, self._emit_notification,
+                                            self._incremental_state_changed)
+        if self.incremental.signal is not None:
+            conn = connect()
+            try:
+                check_signal_table(conn, config)
+            finally:
+                conn.close()
+        self.incremental.resumed()
         self._reset_txn()
 
     def _reset_txn(self) -> None:
@@ -106,7 +118,8 @@ class MySqlStreamingSource:
 
     def position(self) -> str:
         if self._position is None:
-            self._position = MySqlOffset.streaming(self.file, self.txn_pos, str(self.gtids)).to_json()
+            self._position = MySqlOffset.streaming(self.file, self.txn_pos, str(self.gtids),
+                                                   self.incremental.snapshot.state()).to_json()
         return self._position
 
     def _reader(self) -> _Reader:
@@ -125,41 +138,46 @@ class MySqlStreamingSource:
         failures = 0
         heartbeat = self.config.heartbeat_interval_ms / 1000
         last_heartbeat = started
-        while True:
-            reader = self._reader()
-            got_any = False
-            try:
-                for event in reader:
-                    got_any = True
-                    failures = 0  # progress: only consecutive failed reconnects count towards the limit
-                    self._handle(event, batch)
-                    if len(batch) >= limits.max_events or time.monotonic() - started >= limits.max_seconds:
-                        yield batch
-                        batch, started = Batch(), time.monotonic()
-                failures = 0
-            except (pymysql.err.OperationalError, pymysql.err.InterfaceError) as exc:  # lost, refused, closed
-                failures += 1
-                self.stats["reconnects"] += 1
-                if failures > self.config.reconnect_max_attempts:
-                    raise LakecdcError(f"{self.source_name}: lost the binlog connection {failures} times in a row "
-                                       f"({exc.args[-1]})") from None
-                delay = min(self.config.backoff_max_ms, self.config.backoff_initial_ms * 2 ** (failures - 1))
-                log.warning("%s: binlog connection lost (%s); reconnecting in %d ms", self.source_name,
-                            exc.args[-1], delay)
-                time.sleep(delay / 1000)
-                self._reset_txn()  # restart at the transaction's beginning; seqs already emitted are skipped
-                continue
-            finally:
-                reader.close()
-            # End of the binlog for now (non-blocking dump): always at a transaction boundary.
-            if heartbeat and time.monotonic() - last_heartbeat >= heartbeat:
-                last_heartbeat = time.monotonic()
-                self._heartbeat(batch)
-            batch.caught_up = True
-            yield batch
-            batch, started = Batch(), time.monotonic()
-            if not got_any:
-                time.sleep(POLL_SECONDS)
+        try:
+            while True:
+                reader = self._reader()
+                got_any = False
+                try:
+                    for event in reader:
+                        got_any = True
+                        failures = 0  # progress: only consecutive failed reconnects count towards the limit
+                        self._handle(event, batch)
+                        if len(batch) >= limits.max_events or time.monotonic() - started >= limits.max_seconds:
+                            yield batch
+                            batch, started = Batch(), time.monotonic()
+                    failures = 0
+                except (pymysql.err.OperationalError, pymysql.err.InterfaceError) as exc:  # lost, refused, closed
+                    failures += 1
+                    self.stats["reconnects"] += 1
+                    if failures > self.config.reconnect_max_attempts:
+                        raise LakecdcError(f"{self.source_name}: lost the binlog connection {failures} times in a row "
+                                           f"({exc.args[-1]})") from None
+                    delay = min(self.config.backoff_max_ms, self.config.backoff_initial_ms * 2 ** (failures - 1))
+                    log.warning("%s: binlog connection lost (%s); reconnecting in %d ms", self.source_name,
+                                exc.args[-1], delay)
+                    time.sleep(delay / 1000)
+                    self._reset_txn()  # restart at the transaction's beginning; seqs already emitted are skipped
+                    continue
+                finally:
+                    reader.close()
+                # End of the binlog for now (non-blocking dump): always at a transaction boundary.
+                if heartbeat and time.monotonic() - last_heartbeat >= heartbeat:
+                    last_heartbeat = time.monotonic()
+                    self._heartbeat(batch)
+                self.incremental.between_transactions()
+                # an incremental snapshot under way is not caught up: its chunks are still coming
+                batch.caught_up = not self.incremental.active
+                yield batch
+                batch, started = Batch(), time.monotonic()
+                if not got_any:
+                    time.sleep(POLL_SECONDS)
+        finally:
+            self.incremental.close()
 
     # ------------------------------------------------------------------ event handling
     def _handle(self, event: Any, batch: Batch) -> None:
@@ -206,6 +224,7 @@ class MySqlStreamingSource:
         self.txn_pos = end
         if tracker is not None:  # END after the commit: its position resumes after the transaction
             self._transaction_event(batch, tracker.end(ts_ms), self._seq(end, 0))
+        self.incremental.between_transactions()
 
     def _transaction_event(self, batch: Batch, event: TransactionEvent, seq: str) -> None:
         """A BEGIN or END marker on the <prefix>.transaction topic (op NULL, table_id = the topic)."""
@@ -261,6 +280,7 @@ class MySqlStreamingSource:
                                                                   source=source, seq=seq, position=self.position()))
         if "t" not in cfg.skipped_operations:
             for i, key in enumerate(self.schema.last_truncated):
+                self.incremental.truncated(key)
                 db, table = key.split(".", 1)
                 codec = self.codecs.get(db, table)
                 if codec is None or not cfg.filters.table(db, table):
@@ -275,6 +295,8 @@ class MySqlStreamingSource:
     def _rows(self, event: Any, end: int, batch: Batch) -> None:
         cfg = self.config
         db, table = event.schema, event.table
+        if isinstance(event, WriteRowsEvent) and self.incremental.is_signal_table(db, table):
+            self._signals(event, end, batch)
         if not cfg.filters.table(db, table):
             return
         codec = self.codecs.get(db, table)
@@ -292,6 +314,8 @@ class MySqlStreamingSource:
                 pairs = plan.decode(event)
         if pairs is None:
             pairs = _generic_pairs(event, codec)
+        if self.incremental.snapshot.window is not None:   # an incremental snapshot chunk waits for its close
+            self.incremental.streamed(f"{db}.{table}", codec, pairs)
         skipped = cfg.skipped_operations
         op = "c" if isinstance(event, WriteRowsEvent) else "d" if isinstance(event, DeleteRowsEvent) else "u"
         query = self.query if cfg.include_query else None
@@ -327,6 +351,44 @@ class MySqlStreamingSource:
                 self._emit(batch, codec, "u", before, after, source, f"{prefix}{base:08x}")
         self.stats["stream_events"] += len(pairs)
 
+    # ------------------------------------------------------------------ signals and the incremental snapshot
+    def _signals(self, event: WriteRowsEvent, end: int, batch: Batch) -> None:
+        """Rows inserted into the signalling table: signals and the incremental snapshot's watermarks. What they
+        give (read events, notifications) takes the seqs <file, end, SIGNAL_INDEX + n> of their rows event."""
+        out = _SignalOut(batch, end, int(event.packet.server_id))
+        for row in event.rows:
+            values = [*row["values"].values(), None, None, None]
+            self.incremental.on_signal(values[0], values[1], values[2], out)
+
+    def _signal_seq(self, out: _SignalOut) -> str | None:
+        seq = self._seq(out.end, SIGNAL_INDEX + out.emitted)
+        out.emitted += 1
+        if not self._emit_ok(seq):
+            return None   # landed before a restart
+        self.last_seq = seq
+        return seq
+
+    def _emit_incremental_read(self, out: _SignalOut, codec: TableCodec, table_id: str,
+                               after: dict[str, Any]) -> None:
+        seq = self._signal_seq(out)
+        if seq is None:
+            return
+        db, table = table_id.split(".", 1)
+        source = self.events.source(ts_ms=int(time.time() * 1000), db=db, table=table, file=self.file,
+                                    pos=self.txn_pos, snapshot="incremental", server_id=out.server_id,
+                                    gtid=self.txn_gtid)
+        out.batch.events.append(self.events.data_event(codec, "r", None, after, source, seq, self.position()))
+
+    def _emit_notification(self, out: _SignalOut, kind: str, data: dict[str, str]) -> None:
+        seq = self._signal_seq(out)
+        if seq is None:
+            return
+        out.batch.events.append(self.events.notification(self.config.notification_topic, f"{self.file}:{seq}", kind,
+                                                         data, seq, self.position()))
+
+    def _incremental_state_changed(self) -> None:
+        self._position = None   # the events from here on carry the new state
+
     def _emit(self, batch: Batch, codec: TableCodec, op: str | None, before: dict | None, after: dict | None,
               source: dict[str, Any], seq: str, key_row: dict | None = None) -> None:
         txn = None
@@ -343,6 +405,17 @@ class MySqlStreamingSource:
         batch.events.append(self.events.data_event(codec, op, before, after, source, seq, self.position(), txn,
                                                    key_row=key_row))
         self.last_seq = seq  # a reconnect re-reads the transaction and must not emit it twice
+
+
+@dataclass
+class _SignalOut:
+    """Where the signal or watermark rows being handled were read: their batch and rows event, and how many events
+    they gave so far."""
+
+    batch: Batch
+    end: int
+    server_id: int
+    emitted: int = 0
 
 
 def _generic_pairs(event: Any, codec: TableCodec) -> list[tuple[dict | None, dict | None]]:

@@ -285,7 +285,7 @@ class PostgresStreamingSource:
                     self.events.change(pending, txn, ev.change(table.schemas, "t", source=source, ts_ms=now_ms()), lsn)
             return
         if msg.relid == self.incremental.signal_relid and isinstance(msg, pg.Insert):
-            self.incremental.on_signal(_text(msg.new), txn, lsn, pending)
+            self.incremental.signal_row(_text(msg.new), txn, lsn, pending)
         table = self.tables.by_relid.get(msg.relid)
         if table is None:
             return  # not captured (publication wider than the filters)

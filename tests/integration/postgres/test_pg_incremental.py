@@ -6,7 +6,6 @@ and bronze replayed in seq order equals the source: no snapshot read rolled a ro
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from tests.support.pg_e2e import (
     SOURCE,
     Workload,
     bronze_events,
+    kill_while_chunks_land,
     prepare_source,
     replay,
     resume_position,
@@ -68,24 +68,11 @@ def test_incremental_snapshot_while_rows_change_and_runs_are_killed(pg_dsn: str,
     while not workload.ops:
         time.sleep(0.05)
     lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")   # the slot, the first changes
-    kills, keys_seen = 0, set()
     try:
         out = lakecdc(config, "signal", "execute-snapshot", "--source", SOURCE, "--tables", f"{SCHEMA}.t1",
                       f"{SCHEMA}\\.t3")
         assert "signal execute-snapshot written" in out, out
-        while kills < 5:
-            proc = start_run(config, log, until_caught_up=False)
-            deadline = time.monotonic() + 180
-            while proc.poll() is None and time.monotonic() < deadline:   # strike after a new chunk landed
-                state = incremental_state(warehouse)
-                if state and state.get("last_key") and json.dumps(state["last_key"]) not in keys_seen:
-                    keys_seen.add(json.dumps(state["last_key"]))
-                    break
-                time.sleep(0.05)
-            assert proc.poll() is None, log.read_text()[-3000:]
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-            kills += 1
+        kill_while_chunks_land(config, log, warehouse, 5)
     finally:
         workload.stop_flag.set()
         workload.join(timeout=30)

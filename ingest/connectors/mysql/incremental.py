@@ -1,0 +1,205 @@
+"""Signals and incremental snapshots of the MariaDB/MySQL source (the shared part: connectors/incremental.py;
+signals: connectors/signals.py). The signalling table (`signal.data.collection`, `database.table`) is read from the
+binlog whether it is captured or not: its first three columns are a signal's id, type and data. Watermarks and chunk
+reads go through a connection of their own, between two streamed transactions.
+
+Chunk rows are keyed in the window by their message key as the events carry it (the codec's payload values), so a
+streamed change of a row and the row read by a chunk compare equal whatever the column type. The state keeps primary
+keys as the snapshot's positions do (snapshot_block.key_json)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import pymysql
+
+from ingest.connectors.incremental import Key, SignalledSnapshots
+from ingest.connectors.mysql.codec import TableCodec, TableCodecs
+from ingest.connectors.mysql.properties import MySqlProperties
+from ingest.connectors.mysql.schema_track import SchemaTracker
+from ingest.connectors.mysql.snapshot_block import key_json, key_param, read_from, select_sql
+from ingest.errors import ConfigError, LakecdcError
+from ingest.sqlutil import quote_ident
+
+# emit_read(out, codec, after) and emit_notification(out, kind, data) of the streaming source
+ReadEmitter = Callable[[Any, TableCodec, str, dict[str, Any]], None]
+NotificationEmitter = Callable[[Any, str, dict[str, str]], None]
+
+
+def signal_table(config: MySqlProperties) -> tuple[str, str] | None:
+    """(database, table) of signal.data.collection; ConfigError when it is not `database.table`."""
+    name = config.signal_data_collection
+    if not name:
+        return None
+    db, dot, table = name.partition(".")
+    if not (dot and db and table):
+        raise ConfigError(f"signal.data.collection must be database.table, not {name!r}")
+    return db, table
+
+
+def _relation(target: tuple[str, str]) -> str:
+    return f"{quote_ident(target[0])}.{quote_ident(target[1])}"
+
+
+def send_signal(conn: pymysql.connections.Connection, config: MySqlProperties, signal_type: str,
+                data: dict[str, Any]) -> str:
+    """Insert one signal row (what `lakecdc signal` does); returns its id."""
+    target = signal_table(config)
+    if target is None:
+        raise ConfigError("the source has no signal.data.collection: set it to the signalling table "
+                          "(database.table)")
+    signal_id = str(uuid.uuid4())
+    with conn.cursor() as cur:
+        cur.execute(f"INSERT INTO {_relation(target)} VALUES (%s, %s, %s)", (signal_id, signal_type, json.dumps(data)))
+    return signal_id
+
+
+def check_signal_table(conn: pymysql.connections.Connection, config: MySqlProperties) -> None:
+    """signal.data.collection names a table with at least the three columns id, type, data (in that order)."""
+    target = signal_table(config)
+    if target is None:
+        return
+    with conn.cursor() as cur:
+        cur.execute("SELECT count(*) FROM information_schema.columns WHERE table_schema = %s AND table_name = %s",
+                    target)
+        columns = cur.fetchone()[0]
+    if columns < 3:
+        raise LakecdcError(f"signal.data.collection {config.signal_data_collection}: the table does not exist "
+                                "or has fewer than 3 columns; create it: CREATE TABLE "
+                                f"{config.signal_data_collection} (id varchar(64) PRIMARY KEY, type varchar(32) NOT "
+                                "NULL, data varchar(2048))")
+
+
+class MySqlIncremental(SignalledSnapshots):
+    """The incremental snapshot of a MariaDB/MySQL source. The streaming source owns seqs and positions: it hands
+    `out` (where in the binlog the signal or watermark row is) through and emits what this class asks for."""
+
+    def __init__(self, config: MySqlProperties, source_name: str, tracker: SchemaTracker, codecs: TableCodecs,
+                 connect: Callable[[], pymysql.connections.Connection], state: dict[str, Any] | None,
+                 emit_read: ReadEmitter, emit_notification: NotificationEmitter,
+                 on_state: Callable[[], None]) -> None:
+        super().__init__(source_name, state, config.incremental_chunk_size)
+        self.config, self.tracker, self.codecs, self.connect = config, tracker, codecs, connect
+        self.signal = signal_table(config)
+        self._emit_read, self._emit_notification, self._on_state = emit_read, emit_notification, on_state
+        self._conn: pymysql.connections.Connection | None = None
+
+    def is_signal_table(self, db: str, table: str) -> bool:
+        return self.signal is not None and (db, table) == self.signal
+
+    def streamed(self, table_id: str, codec: TableCodec, pairs: list[tuple[dict | None, dict | None]]) -> None:
+        """Streamed row changes of `table_id` ((before, after) payloads): drops those keys from an open chunk."""
+        window = self.snapshot.window
+        if window is None or window.table != table_id or not codec.key_columns:
+            return
+        for before, after in pairs:
+            for row in (before, after):
+                if row is not None:
+                    self.snapshot.streamed(table_id, _window_key(codec, row))
+
+    def truncated(self, table_id: str) -> None:
+        window = self.snapshot.window
+        if window is not None and window.opened and window.table == table_id:
+            window.rows.clear()
+
+    def between_transactions(self) -> None:
+        if self.signal is not None:
+            self.next_chunk()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- SignalledSnapshots --------------------------------------------------------------------------------
+    def captured_names(self) -> list[str]:
+        filters = self.config.filters
+        return sorted(key for key in self.tracker.tables if filters.table(*key.split(".", 1)))
+
+    def state_changed(self) -> None:
+        self._on_state()
+
+    def emit_notification(self, out: Any, kind: str, data: dict[str, str]) -> None:
+        self._emit_notification(out, kind, data)
+
+    def emit_read(self, out: Any, table: str, row: Any) -> None:
+        codec = self.codecs.get(*table.split(".", 1))
+        if codec is not None:
+            self._emit_read(out, codec, table, row)
+
+    def has_key(self, table: str) -> str | None:
+        db, name = table.split(".", 1)
+        model = self.tracker.table(db, name)
+        if model is None or self.codecs.get(db, name) is None:
+            return "is no longer captured"
+        return None if model.primary_key else "has no primary key (surrogate keys: not yet)"
+
+    def max_key(self, table: str, condition: str | None) -> list[Any] | None:
+        db, name = table.split(".", 1)
+        pk = self._pk(db, name)
+        order = ", ".join(f"{quote_ident(k)} DESC" for k in pk)
+        sql = (f"SELECT {', '.join(quote_ident(k) for k in pk)} FROM {read_from((db, name), None)} WHERE TRUE"
+               f"{_where(condition)} ORDER BY {order} LIMIT 1")
+        with self._connection().cursor() as cur:
+            cur.execute(sql)
+            row = cur.fetchone()
+        return [key_json(v) for v in row] if row is not None else None
+
+    def read_chunk(self, table: str, last_key: list[Any] | None, max_key: list[Any], condition: str | None,
+                   size: int) -> tuple[list[tuple[Key, Any]], list[Any] | None]:
+        db, name = table.split(".", 1)
+        model = self.tracker.table(db, name)
+        codec = self.codecs.get(db, name)
+        assert model is not None and codec is not None
+        pk = list(model.primary_key)
+        names = [col.name for col in model.columns]
+        key_row = f"({', '.join(quote_ident(k) for k in pk)})"
+        marks = f"({', '.join(['%s'] * len(pk))})"
+        sql = (f"SELECT {', '.join(select_sql(col) for col in model.columns)} FROM {read_from((db, name), None)} "
+               f"WHERE {key_row} <= {marks}")
+        params = [key_param(v) for v in max_key]
+        if last_key is not None:
+            sql += f" AND {key_row} > {marks}"
+            params += [key_param(v) for v in last_key]
+        sql += f"{_where(condition, escape=True)} ORDER BY {', '.join(quote_ident(k) for k in pk)} LIMIT {int(size)}"
+        with self._connection().cursor() as cur:
+            cur.execute(sql, params)
+            rows = cur.fetchall()
+        captured_index = [names.index(n) for n in codec.columns]
+        pk_index = [names.index(k) for k in pk]
+        keyed = []
+        for values in rows:
+            after = codec.row_from_tuple(values, captured_index)
+            keyed.append((_window_key(codec, after), after))
+        return keyed, [key_json(rows[-1][i]) for i in pk_index] if rows else None
+
+    def write_watermark(self, signal_id: str, kind: str) -> None:
+        assert self.signal is not None
+        with self._connection().cursor() as cur:
+            cur.execute(f"INSERT INTO {_relation(self.signal)} VALUES (%s, %s, NULL)", (signal_id, kind))
+
+    def _pk(self, db: str, name: str) -> list[str]:
+        model = self.tracker.table(db, name)
+        assert model is not None
+        return list(model.primary_key)
+
+    def _connection(self) -> pymysql.connections.Connection:
+        if self._conn is None or not self._conn.open:
+            self._conn = self.connect()
+        return self._conn
+
+
+def _window_key(codec: TableCodec, row: dict[str, Any]) -> Key:
+    key = codec.key(row) or {}
+    return tuple(orjson.dumps(v).decode() for v in key.values())
+
+
+def _where(condition: str | None, escape: bool = False) -> str:
+    """` AND (condition)` of additional-conditions (its % doubled where the statement has parameters)."""
+    if not condition:
+        return ""
+    return f" AND ({condition.replace('%', '%%') if escape else condition})"
