@@ -100,12 +100,20 @@
     concat(case when __v.neg then '-' else '' end, {{ digits }})), 1) end
 {%- endmacro %}
 
-{#- The unsigned digit text `a` with a decimal point `scale` (SQL int) digits from its end, zero-padded to
-    at least one digit before the point (lpad() truncates longer strings, hence greatest()). -#}
+{#- The unsigned digit text `a` with a decimal point `scale` digits from its end, zero-padded to at least one digit
+    before the point (lpad() truncates longer strings, hence greatest()). A literal scale (Connect Decimal) writes
+    `a` twice (one regexp_replace puts the point in); a scale computed per row (VariableScaleDecimal) six times. -#}
 {% macro lakecdc_scaled_digits(a, scale) -%}
+  {%- if scale is number and scale <= 0 -%}
+  {{ a }}
+  {%- elif scale is number -%}
+  {%- set pattern = "([0-9]{" ~ scale ~ "})$" -%}
+  regexp_replace(lpad({{ a }}, greatest(length({{ a }}), {{ scale + 1 }}), '0'), {{ lakecdc.lakecdc_lit(pattern) }}, '.$1')
+  {%- else -%}
   {%- set d = "lpad(" ~ a ~ ", greatest(length(" ~ a ~ "), " ~ scale ~ " + 1), '0')" -%}
   case when {{ scale }} <= 0 then {{ a }}
        else concat(substr({{ d }}, 1, length({{ d }}) - {{ scale }}), '.', substr({{ d }}, length({{ d }}) - {{ scale }} + 1)) end
+  {%- endif -%}
 {%- endmacro %}
 
 {#- The decimal digits of an unsigned hex number of any length (plus one when `plus_one` is true): schoolbook
@@ -241,10 +249,10 @@
 {% macro lakecdc_is_unavailable(raw) -%}
   {%- set p = var('lakecdc_unavailable_placeholder', '__debezium_unavailable_value') -%}
   {%- set b64 = var('lakecdc_unavailable_placeholder_base64', 'X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==') -%}
-  {#- an array holding the placeholder: one LIKE (starts with '[', has the quoted placeholder); planning time on
-      Sail grows with every predicate here -#}
-  coalesce({{ raw }} in ({{ lakecdc.lakecdc_lit(p) }}, {{ lakecdc.lakecdc_lit(b64) }})
-           or {{ raw }} like {{ lakecdc.lakecdc_lit('[%"' ~ p ~ '"%') }}, false)
+  {#- an array holding the placeholder: one LIKE (starts with '[', has the quoted placeholder). Null for a null
+      value (false in a CASE WHEN, the one use): no coalesce, which doubles Sail's planning time here -#}
+  ({{ raw }} in ({{ lakecdc.lakecdc_lit(p) }}, {{ lakecdc.lakecdc_lit(b64) }})
+   or {{ raw }} like {{ lakecdc.lakecdc_lit('[%"' ~ p ~ '"%') }})
 {%- endmacro %}
 
 {#- The widest Spark type of several (schema evolution: widened columns). -#}

@@ -98,17 +98,19 @@ def lakecdc(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def source_rows(conn) -> dict[str, dict[str, dict]]:
+def source_rows(conn, tables: tuple[str, ...] = ("t1", "t2")) -> dict[str, dict[str, dict]]:
+    keys_of = {"t2": ("a", "b")}
     out: dict[str, dict[str, dict]] = {}
     with conn.cursor(pymysql.cursors.DictCursor) as cur:
-        for table, keys in (("t1", ("id",)), ("t2", ("a", "b"))):
+        for table in tables:
+            keys = keys_of.get(table, ("id",))
             cur.execute(f"SELECT * FROM {DB}.{table}")
             out[table] = {json.dumps({k: r[k] for k in keys}, separators=(",", ":")): r for r in cur.fetchall()}
     return out
 
 
 def replay(events: list[dict]) -> dict[str, dict[str, dict]]:
-    state: dict[str, dict[str, dict]] = {"t1": {}, "t2": {}}
+    state: dict[str, dict[str, dict]] = {"t1": {}, "t2": {}, "t3": {}}
     for e in sorted(events, key=lambda e: e["seq"]):
         table = e["table_id"].split(".")[-1]
         if table not in state:
@@ -177,3 +179,40 @@ def test_incremental_snapshot_while_rows_change_and_runs_are_killed(mariadb_para
     assert "data is not JSON" in out.stderr, out.stderr[-3000:]
     assert closes >= (rows // 100) + 1
     conn.close()
+
+
+def test_a_table_added_to_the_include_list_at_run_time_gets_its_rows(mariadb_params: dict, tmp_path: Path) -> None:
+    """Issue 16: a source captures t1 only; t3 is added to table.include.list and the run restarted, then
+    `execute-snapshot` reads its existing rows while its changes stream: bronze holds t3 exactly as the source has
+    it, and t1 went on streaming."""
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    prepare(conn, 200)
+    config = write_config(tmp_path, mariadb_params, chunk=30)
+    settings = yaml.safe_load(config.read_text())
+    settings["sources"][SOURCE].update({"snapshot.mode": "initial", "table.include.list": f"{DB}\\.t1"})
+    config.write_text(yaml.safe_dump(settings))
+    with conn.cursor() as cur:
+        cur.execute(f"INSERT INTO {DB}.t3 SELECT seq, CONCAT('x', seq) FROM {DB}.seq_2_to_120")
+    lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
+    with conn.cursor() as cur:
+        cur.execute(f"UPDATE {DB}.t3 SET v = 'before' WHERE id <= 10")
+        cur.execute(f"DELETE FROM {DB}.t3 WHERE id > 100")
+    settings["sources"][SOURCE]["table.include.list"] = f"{DB}\\.t1,{DB}\\.t3"
+    config.write_text(yaml.safe_dump(settings))
+    lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")   # t3 captured from here on
+    with conn.cursor() as cur:
+        cur.execute(f"UPDATE {DB}.t3 SET v = 'after' WHERE id BETWEEN 5 AND 15")
+        cur.execute(f"UPDATE {DB}.t1 SET n = 1")
+    lakecdc(config, "signal", "execute-snapshot", "--source", SOURCE, "--tables", f"{DB}.t3")
+    with conn.cursor() as cur:
+        cur.execute(f"INSERT INTO {DB}.t3 VALUES (500, 'new')")
+        cur.execute(f"DELETE FROM {DB}.t3 WHERE id = 1")
+    lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
+    events = bronze_events(tmp_path / "warehouse", SOURCE)
+    state, source = replay(events), source_rows(conn, ("t1", "t3"))
+    conn.close()
+    assert state["t3"] == source["t3"] and len(source["t3"]) == 100
+    assert state["t1"] == source["t1"]
+    reads = {e["table_id"].split(".")[-1] for e in events if e["op"] == "r"
+             and json.loads(e["value"])["source"]["snapshot"] == "incremental"}
+    assert reads == {"t3"}

@@ -106,3 +106,33 @@ def test_incremental_snapshot_while_rows_change_and_runs_are_killed(pg_dsn: str,
     assert "'no_such.table' is not a captured table" in out.stderr, out.stderr[-3000:]
     assert "data is not JSON" in out.stderr, out.stderr[-3000:]
     assert query(dsn, f"SELECT count(*) FROM {SIGNALS} WHERE type = 'snapshot-window-close'")[0][0] >= 100
+
+
+def test_a_table_added_to_the_include_list_at_run_time_gets_its_rows(pg_dsn: str, tmp_path: Path) -> None:
+    """Issue 16: a source captures t1 only; t3 is added to table.include.list and the run restarted (the filtered
+    publication gains it), then `execute-snapshot` reads its existing rows while its changes stream: bronze holds
+    t3 exactly as the source has it, and t1 went on streaming."""
+    dsn = prepare_source(pg_dsn, 200)
+    execute(dsn, f"DROP TABLE IF EXISTS {SIGNALS}",
+            f"CREATE TABLE {SIGNALS} (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))")
+    config = incremental_config(tmp_path, pg_dsn, chunk=30)
+    settings = yaml.safe_load(config.read_text())
+    settings["sources"][SOURCE].update({"snapshot.mode": "initial", "table.include.list": f"{SCHEMA}\\.t1"})
+    config.write_text(yaml.safe_dump(settings))
+    warehouse = tmp_path / "warehouse"
+    lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
+    execute(dsn, f"UPDATE {SCHEMA}.t3 SET v = 'before' WHERE id <= 10", f"DELETE FROM {SCHEMA}.t3 WHERE id > 90")
+    settings["sources"][SOURCE]["table.include.list"] = f"{SCHEMA}\\.t1,{SCHEMA}\\.t3"
+    config.write_text(yaml.safe_dump(settings))
+    lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")   # t3 captured from here on
+    execute(dsn, f"UPDATE {SCHEMA}.t3 SET v = 'after' WHERE id BETWEEN 5 AND 15", f"UPDATE {SCHEMA}.t1 SET n = 1")
+    lakecdc(config, "signal", "execute-snapshot", "--source", SOURCE, "--tables", f"{SCHEMA}.t3")
+    execute(dsn, f"INSERT INTO {SCHEMA}.t3 VALUES (500, 'new')", f"DELETE FROM {SCHEMA}.t3 WHERE id = 1")
+    lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
+    events = bronze_events(warehouse)
+    state, source = replay(events), source_rows(dsn)
+    assert state["t3"] == source["t3"] and len(state["t3"]) == 90
+    assert state["t1"] == source["t1"]
+    reads = {e["table_id"].split(".")[-1] for e in events if e["op"] == "r"
+             and json.loads(e["value"])["source"]["snapshot"] == "incremental"}
+    assert reads == {"t3"}
