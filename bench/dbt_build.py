@@ -15,6 +15,7 @@ here: no other tool builds silver from Debezium events with dbt. Medians over ru
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -108,9 +109,13 @@ def where_the_time_goes(folder: Path) -> dict[str, float | str]:
             "slowest": f"{slowest['unique_id'].split('.')[-1]} {slowest['execution_time']:.2f} s"}
 
 
-def one_run(dsn: str, tables: int, rows: int, changes: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix="lakecdc-bench-dbt-") as tmp:
+def one_run(dsn: str, tables: int, rows: int, changes: int, keep: bool = False) -> dict[str, float]:
+    folder = (contextlib.nullcontext(tempfile.mkdtemp(prefix="lakecdc-bench-dbt-")) if keep
+              else tempfile.TemporaryDirectory(prefix="lakecdc-bench-dbt-"))
+    with folder as tmp:
         work = Path(tmp)
+        if keep:
+            print(f"  project kept in {work / 'project'} (dbt's log: logs/dbt.log)")
         db = prepare(dsn, tables, rows)
         folder, env = project(work, dsn)
         lakecdc(folder, env, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
@@ -135,6 +140,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--changes", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--keep", action="store_true", help="keep each run's project and warehouse (to read dbt's log)")
     args = parser.parse_args()
     dsn = os.environ.get("LAKECDC_PG_DSN")
     if not dsn:
@@ -145,7 +151,7 @@ def main() -> None:
     runs = []
     for n in range(args.runs):
         print(f"run {n + 1}/{args.runs}", flush=True)
-        runs.append(one_run(dsn, args.tables, args.rows, args.changes))
+        runs.append(one_run(dsn, args.tables, args.rows, args.changes, args.keep))
     first = statistics.median(r["first"] for r in runs)
     incremental = statistics.median(r["incremental"] for r in runs)
     print(f"median of {len(runs)}: first build {first:.1f} s, incremental build {incremental:.1f} s "

@@ -109,8 +109,8 @@ def cmd_drop_slot(args: argparse.Namespace, config: ProjectConfig) -> int:
 
 
 def cmd_signal(args: argparse.Namespace, config: ProjectConfig) -> int:
-    """`lakecdc signal ACTION`: write a Debezium signal into the source's signalling table; the running `lakecdc
-    run` acts on it when it streams past it (docs/signals.md)."""
+    """`lakecdc signal ACTION`: write a Debezium signal into the source's signalling table (or its signal file, the
+    file channel); the running `lakecdc run` acts on it when it streams past it (docs/signals.md)."""
     from ingest.connectors import registry
 
     name = _one_source(args, config)
@@ -282,7 +282,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     signal = sub.add_parser("signal", help="send a Debezium signal to a source (incremental snapshots, log)",
                             description="Insert a signal into the source's signalling table "
-                                        "(signal.data.collection); the running `lakecdc run` carries it out when it "
+                                        "(signal.data.collection), or append it to its signal file (signal.file, "
+                                        "when the file channel is on and no table is set); the running `lakecdc "
+                                        "run` carries it out when it "
                                         "streams past it: execute-snapshot (an incremental snapshot of --tables, "
                                         "optionally with --condition), stop-snapshot, pause-snapshot, "
                                         "resume-snapshot, log. Progress: the run's log and notification rows in "

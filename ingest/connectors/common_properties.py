@@ -112,13 +112,21 @@ SIGNAL_DATA_COLLECTION = Field("signal.data.collection",
                                    "rows are signals: execute-snapshot, stop-snapshot, pause-snapshot, "
                                    "resume-snapshot, log (`lakecdc signal` writes them); also where the incremental "
                                    "snapshot's watermarks go")
-SIGNAL_CHANNELS = Field("signal.enabled.channels", "choice-list", default="source", allowed=("source",),
-                        doc="where signals come from (the signalling table only, for now)")
+SIGNAL_CHANNELS = Field("signal.enabled.channels", "choice-list", default="source", allowed=("source", "file"),
+                        doc="where signals come from: `source` (the signalling table), `file` (signal.file)")
+SIGNAL_FILE = Field("signal.file", default="file-signals.txt",
+                    doc="the signal file of the `file` channel: one JSON signal per line (id, type, data); the "
+                        "connector empties it as it reads it (a relative path: from the project folder)")
 INCREMENTAL_CHUNK_SIZE = Field("incremental.snapshot.chunk.size", "int", default=1024, minimum=1,
                                doc="rows per chunk of an incremental snapshot")
 INCREMENTAL_WATERMARKING = Field("incremental.snapshot.watermarking.strategy", "choice", default="insert_insert",
                                  allowed=("insert_insert",),
                                  doc="how watermarks are written: a row per open and per close watermark")
+NOTIFICATION_CHANNELS = Field("notification.enabled.channels", "choice-list", default="sink,log",
+                              allowed=("sink", "log"),
+                              doc="where incremental snapshot notifications go: `sink` (rows of S_events on "
+                                  "notification.sink.topic.name), `log` (the run's log); `none`: nowhere. lakecdc's "
+                                  "default is both (Debezium's: none)")
 NOTIFICATION_TOPIC = Field("notification.sink.topic.name",
                            doc="the topic of the notification events in bronze (incremental snapshot progress; "
                                "default `__debezium-notification.<topic.prefix>`); they are also logged")
@@ -134,5 +142,5 @@ KAFKA_CONNECT_ONLY = ignored(
     "name", "connector.class", "tasks.max", "key.converter", "value.converter", "key.converter.schemas.enable",
     "value.converter.schemas.enable", "topic.cache.size", "topic.delimiter", "topic.naming.strategy",
     "topic.transaction", "max.queue.size", "max.queue.size.in.bytes", "max.batch.size",
-    "errors.max.retries", "custom.metric.tags", "notification.enabled.channels", "schema.history.internal.*",
+    "errors.max.retries", "custom.metric.tags", "schema.history.internal.*",
     "database.history.*")

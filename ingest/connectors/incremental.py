@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -157,10 +158,19 @@ class SignalledSnapshots(ABC):
     how an event is emitted; `out` is the connector's emission context (where in its stream the signal or
     watermark was read), passed through untouched."""
 
-    def __init__(self, source_name: str, state: dict[str, Any] | None, chunk_size: int) -> None:
+    FILE_POLL_SECONDS = 1.0   # how often the signal file is looked at (between transactions)
+
+    def __init__(self, source_name: str, state: dict[str, Any] | None, chunk_size: int, watermarks: bool,
+                 file_channel: signals.FileSignalChannel | None, source_channel: bool = True,
+                 notification_channels: frozenset[str] = frozenset({"sink", "log"})) -> None:
         self.source_name = source_name
         self.chunk_size = chunk_size
         self.snapshot = IncrementalSnapshot.from_state(state)
+        self.watermarks = watermarks   # a signalling table to write the watermarks to
+        self.file_channel = file_channel
+        self.source_channel = source_channel   # signals from the signalling table (else only its watermarks)
+        self.notification_channels = notification_channels
+        self._file_polled = 0.0
 
     # -- what a connector supplies -------------------------------------------------------------------------
     @abstractmethod
@@ -206,6 +216,22 @@ class SignalledSnapshots(ABC):
         except signals.SignalError as exc:
             signals.refuse(self.source_name, str(exc))
 
+    def on_table_row(self, signal_id: Any, signal_type: Any, data: Any, out: Any) -> None:
+        """A row inserted into the signalling table: a watermark, or a signal when the source channel is on."""
+        if self.source_channel or signal_type in (signals.WINDOW_OPEN, signals.WINDOW_CLOSE):
+            self.on_signal(signal_id, signal_type, data, out)
+
+    def poll_file(self, out: Any) -> None:
+        """The signals appended to the signal file since it was last looked at (at most once a second)."""
+        if self.file_channel is None or time.monotonic() - self._file_polled < self.FILE_POLL_SECONDS:
+            return
+        self._file_polled = time.monotonic()
+        for signal_id, signal_type, data in self.file_channel.take(self.source_name):
+            if signal_type in (signals.WINDOW_OPEN, signals.WINDOW_CLOSE):
+                signals.refuse(self.source_name, f"signal {signal_id!r}: {signal_type} is the connector's own")
+                continue
+            self.on_signal(signal_id, signal_type, data, out)
+
     def _act(self, signal: signals.Signal, out: Any) -> None:
         snap = self.snapshot
         if signal.type == signals.WINDOW_OPEN:
@@ -214,6 +240,9 @@ class SignalledSnapshots(ABC):
             self._close_window(signal.id.removesuffix("-close"), out)
         elif signal.type == signals.EXECUTE_SNAPSHOT:
             names, conditions = signals.snapshot_request(signal)
+            if not self.watermarks:
+                raise signals.SignalError(f"signal {signal.id!r}: an incremental snapshot writes its watermarks to "
+                                          "signal.data.collection: set it (the read-only variant is not built)")
             tables = self._resolve(signal, names)
             conditions = {t: f for name, f in conditions.items() for t in self._resolve(signal, [name])}
             added = snap.start(tables, conditions)
@@ -242,10 +271,13 @@ class SignalledSnapshots(ABC):
         return found
 
     def _changed(self, kind: str, out: Any, data: dict[str, str]) -> None:
-        """The state changed: kept (state_changed), logged, and a notification (which lands it with its position)."""
+        """The state changed: kept (state_changed), then notified on the enabled channels (log; sink: a
+        notification event, which also lands the new state with its position)."""
         self.state_changed()
-        signals.notify(self.source_name, kind, "%s", data or "")
-        self.emit_notification(out, kind, data)
+        if "log" in self.notification_channels:
+            signals.notify(self.source_name, kind, "%s", data or "")
+        if "sink" in self.notification_channels:
+            self.emit_notification(out, kind, data)
 
     # -- the stream ----------------------------------------------------------------------------------------
     @property
@@ -253,7 +285,7 @@ class SignalledSnapshots(ABC):
         return self.snapshot.active
 
     def resumed(self) -> None:
-        if self.snapshot.active:
+        if self.snapshot.active and "log" in self.notification_channels:
             signals.notify(self.source_name, "RESUMED", "incremental snapshot of %s from key %s",
                            ", ".join(self.snapshot.tables), self.snapshot.last_key)
 

@@ -1,14 +1,21 @@
 """Debezium's signals (seeds: "Sending signals to a Debezium connector"): a row inserted into the signalling table
-(`signal.data.collection`, columns id, type, data) asks the running connector to act. Parsed here once for every
-connector; the snapshot actions are carried out by incremental.py. A signal that cannot be carried out gives one
-log line (the log notification channel) and the stream goes on: a signal never stops the connector."""
+(`signal.data.collection`, columns id, type, data) or a line appended to the signal file (`signal.file`, channel
+`file`) asks the running connector to act. Parsed here once for every connector; the snapshot actions are carried
+out by incremental.py. A signal that cannot be carried out gives one log line (the log notification channel) and
+the stream goes on: a signal never stops the connector."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from ingest.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -79,3 +86,71 @@ def notify(source: str, action: str, message: str, *args: Any) -> None:
 
 def refuse(source: str, problem: str) -> None:
     log.warning("%s: signal ignored: %s", source, problem)
+
+
+class FileSignalChannel:
+    """signal.enabled.channels=file (Debezium's file channel): one signal per line of `path`, a JSON object with
+    id, type and data (an object, or its JSON text). The connector takes the whole file and empties it under an
+    exclusive lock (`append_signal` writes under the same lock, so no line is lost between the two). As with
+    Debezium's, a signal taken by a run that dies before its effect lands in bronze is not taken again."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def take(self, source: str) -> list[tuple[Any, Any, Any]]:
+        """The signals waiting in the file, as (id, type, data text); the file is left empty."""
+        if not self.path.is_file():
+            return []
+        with self.path.open("r+", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            text = handle.read()
+            if text:
+                handle.seek(0)
+                handle.truncate()
+        taken = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                refuse(source, f"{self.path} line {number}: not JSON ({exc.msg} at {exc.pos})")
+                continue
+            if not isinstance(item, dict):
+                refuse(source, f"{self.path} line {number}: a signal is a JSON object with id, type and data")
+                continue
+            data = item.get("data")
+            taken.append((item.get("id"), item.get("type"),
+                          json.dumps(data) if isinstance(data, dict | list) else data))
+        return taken
+
+
+def append_signal(path: Path, signal_type: str, data: dict[str, Any]) -> str:
+    """Append one signal line to the signal file (what `lakecdc signal` does for the file channel); returns its id."""
+    signal_id = str(uuid.uuid4())
+    line = json.dumps({"id": signal_id, "type": signal_type, "data": data})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.write(line + "\n")
+    return signal_id
+
+
+def file_channel(channels: frozenset[str], file: str, base_dir: Path | None) -> FileSignalChannel | None:
+    """The file channel when signal.enabled.channels has `file`; a relative signal.file is under `base_dir` (the
+    project folder) or the working directory."""
+    if "file" not in channels:
+        return None
+    return FileSignalChannel((base_dir or Path.cwd()) / file)
+
+
+def send(channels: frozenset[str], to_table: Callable[[], str] | None, file: FileSignalChannel | None,
+         signal_type: str, data: dict[str, Any]) -> str:
+    """Write a signal where the running connector reads it (`lakecdc signal`): the signalling table when the source
+    channel has one (`to_table` inserts the row), else the signal file; returns the signal's id."""
+    if to_table is not None and "source" in channels:
+        return to_table()
+    if file is not None:
+        return append_signal(file.path, signal_type, data)
+    raise ConfigError("the source takes no signals: set signal.data.collection (the signalling table) or add "
+                      "`file` to signal.enabled.channels")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ingest.connectors.incremental import IncrementalSnapshot
+from ingest.connectors.incremental import IncrementalSnapshot, SignalledSnapshots
 from ingest.connectors.signals import SignalError, parse_signal, snapshot_request
 
 
@@ -106,3 +106,93 @@ def test_stop_pause_and_resume() -> None:
     snap.paused = False
     assert snap.wants_chunk()
     assert snap.stop(None) == ["s.u"] and not snap.active
+
+
+def test_the_signal_file_is_taken_whole_and_emptied(tmp_path, caplog) -> None:
+    from ingest.connectors.signals import FileSignalChannel, append_signal, file_channel
+
+    path = tmp_path / "signals" / "file-signals.txt"
+    channel = file_channel(frozenset({"source", "file"}), "signals/file-signals.txt", tmp_path)
+    assert channel is not None and channel.path == path
+    assert file_channel(frozenset({"source"}), "x.txt", tmp_path) is None
+    assert channel.take("src") == []   # no file yet
+    first = append_signal(path, "execute-snapshot", {"data-collections": ["a.b"]})
+    with path.open("a") as handle:   # what an operator may append by hand: data as text, blank and broken lines
+        handle.write('{"id": "hand-1", "type": "log", "data": "{\\"message\\": \\"hi\\"}"}\n\n{broken\n[1]\n')
+    taken = channel.take("src")
+    assert taken == [(first, "execute-snapshot", '{"data-collections": ["a.b"]}'),
+                     ("hand-1", "log", '{"message": "hi"}')]
+    assert path.read_text() == "" and channel.take("src") == []
+    assert "line 4: not JSON" in caplog.text and "line 5: a signal is a JSON object" in caplog.text
+    assert isinstance(FileSignalChannel(path), FileSignalChannel)
+
+
+def test_signals_are_written_where_the_connector_reads_them(tmp_path) -> None:
+    from ingest.connectors.signals import file_channel, send
+    from ingest.errors import ConfigError
+
+    channel = file_channel(frozenset({"file"}), "s.txt", tmp_path)
+    assert send(frozenset({"source", "file"}), lambda: "row-1", channel, "log", {}) == "row-1"
+    signal_id = send(frozenset({"file"}), lambda: "row-1", channel, "log", {"message": "m"})
+    assert json.loads((tmp_path / "s.txt").read_text()) == {"id": signal_id, "type": "log",
+                                                            "data": {"message": "m"}}
+    with pytest.raises(ConfigError, match="takes no signals"):
+        send(frozenset({"source"}), None, None, "log", {})
+
+
+class MemorySnapshots(SignalledSnapshots):
+    """The shared signal and chunk logic over an in-memory table (the connector's database work faked): what it
+    emits is recorded; the watermarks it writes are handed back by the test, as the stream would."""
+
+    def __init__(self, rows: dict[int, str], notification_channels: frozenset[str]) -> None:
+        super().__init__("mem", None, 2, True, None, True, notification_channels)
+        self.rows = rows
+        self.emitted: list[tuple[str, object]] = []
+        self.watermarks_written: list[tuple[str, str]] = []
+
+    def captured_names(self) -> list[str]:
+        return ["db.t"]
+
+    def has_key(self, table: str) -> str | None:
+        return None
+
+    def max_key(self, table: str, condition: str | None) -> list | None:
+        return [max(self.rows)] if self.rows else None
+
+    def read_chunk(self, table, last_key, max_key, condition, size):
+        keys = sorted(k for k in self.rows if (last_key is None or k > last_key[0]) and k <= max_key[0])[:size]
+        return [((k,), (k, self.rows[k])) for k in keys], [keys[-1]] if keys else None
+
+    def write_watermark(self, signal_id: str, kind: str) -> None:
+        self.watermarks_written.append((signal_id, kind))
+
+    def emit_read(self, out, table, row) -> None:
+        self.emitted.append(("r", row))
+
+    def emit_notification(self, out, kind, data) -> None:
+        self.emitted.append(("n", kind))
+
+    def state_changed(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("channels", [frozenset({"sink", "log"}), frozenset({"log"}), frozenset()])
+def test_the_shared_chunk_loop_and_the_notification_channels(channels: frozenset[str], caplog) -> None:
+    import logging
+
+    caplog.set_level(logging.INFO)
+    snapshots = MemorySnapshots({1: "a", 2: "b", 3: "c"}, channels)
+    snapshots.on_signal("s1", "execute-snapshot", json.dumps({"data-collections": ["db\\.t"]}), None)
+    while snapshots.active:
+        snapshots.next_chunk()
+        for signal_id, kind in snapshots.watermarks_written:   # the stream hands the watermarks back
+            snapshots.on_table_row(signal_id, kind, None, None)
+            if kind == "snapshot-window-open":
+                snapshots.snapshot.streamed("db.t", (2,))   # row 2 changed between the watermarks: not read
+        snapshots.watermarks_written.clear()
+    reads = [row for what, row in snapshots.emitted if what == "r"]
+    assert reads == [(1, "a"), (3, "c")]
+    notifications = [kind for what, kind in snapshots.emitted if what == "n"]
+    assert notifications == (["STARTED", "IN_PROGRESS", "TABLE_SCAN_COMPLETED", "COMPLETED"] if "sink" in channels
+                             else [])
+    assert ("notification COMPLETED" in caplog.text) == ("log" in channels)

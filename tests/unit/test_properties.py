@@ -202,6 +202,12 @@ def test_incremental_snapshots_are_declared_where_they_are_built() -> None:
     maria = registry.property_fields("mariadb").parse(
         {**MYSQL_EXAMPLE, "signal.data.collection": "shop.sig", "incremental.snapshot.chunk.size": 100}, "m")
     assert maria["signal.data.collection"] == "shop.sig" and maria["incremental.snapshot.chunk.size"] == 100
+    channels = registry.property_fields("mariadb").parse(
+        {**MYSQL_EXAMPLE, "notification.enabled.channels": "log", "signal.enabled.channels": "source,file"}, "m")
+    assert set(channels["notification.enabled.channels"]) == {"log"}
+    assert set(channels["signal.enabled.channels"]) == {"source", "file"}
+    with pytest.raises(ConfigError, match="notification.enabled.channels"):
+        registry.property_fields("postgresql").parse({**PG_EXAMPLE, "notification.enabled.channels": "jmx"}, "p")
     with pytest.raises(ConfigError, match="'incremental.snapshot.foo' is a Debezium property lakecdc does "
                                           "not support yet"):
         registry.property_fields("mariadb").parse({**MYSQL_EXAMPLE, "incremental.snapshot.foo": 100}, "m")

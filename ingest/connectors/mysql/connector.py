@@ -17,11 +17,12 @@ import pymysql
 
 from ingest.bronze.contract import Batch, BatchLimits, ResumeState
 from ingest.config import SourceSettings
+from ingest.connectors import signals
 from ingest.connectors.base import SourceConnector
 from ingest.connectors.mysql import server
 from ingest.connectors.mysql.codec import TableCodecs
 from ingest.connectors.mysql.events import MySqlEventDispatcher
-from ingest.connectors.mysql.incremental import check_signal_table, send_signal
+from ingest.connectors.mysql.incremental import check_signal_table, send_signal, signal_table
 from ingest.connectors.mysql.offsets import RECOVERY_INDEX, MySqlOffset, first_recovery_seq, is_recovery_seq, make_seq
 from ingest.connectors.mysql.properties import MySqlProperties, parse_properties
 from ingest.connectors.mysql.schema_track import SchemaTracker
@@ -101,7 +102,14 @@ class MySqlConnector(SourceConnector):
 
     def send_signal(self, signal_type: str, data: dict[str, Any]) -> str:
         """Insert a signal into the signalling table (`lakecdc signal`); the running connector acts on it."""
-        return send_signal(self.conn, self.config, signal_type, data)
+        def to_table() -> str:
+            return send_signal(self.conn, self.config, signal_type, data)
+
+        return signals.send(self.config.signal_channels, to_table if signal_table(self.config) else None,
+                            self._file_channel(), signal_type, data)
+
+    def _file_channel(self) -> signals.FileSignalChannel | None:
+        return signals.file_channel(self.config.signal_channels, self.config.signal_file, self.base_dir)
 
     # ------------------------------------------------------------------ schema history given back by the runner
     def restore_schema_history(self, changes: list[tuple[str, str]]) -> None:
@@ -165,7 +173,8 @@ class MySqlConnector(SourceConnector):
         yield from MySqlStreamingSource(
             source_name=self.source_name, config=self.config, tracker=self.tracker, codecs=self.codecs,
             events=self.events, stats=self.stats, start=start, last_seq=resume.last_seq,
-            restored_seqs=self.restored_seqs, connect=self.connect).run(limits)
+            restored_seqs=self.restored_seqs, connect=self.connect,
+            file_channel=self._file_channel()).run(limits)
 
     def _recover_schema_history(self, start: MySqlOffset) -> Iterator[Batch]:
         """snapshot.mode=recovery with a stored position: the table model and the schema history are rebuilt

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 import pymysql
 
+from ingest.connectors import signals
 from ingest.connectors.incremental import Key, SignalledSnapshots
 from ingest.connectors.mysql.codec import TableCodec, TableCodecs
 from ingest.connectors.mysql.properties import MySqlProperties
@@ -81,10 +82,11 @@ class MySqlIncremental(SignalledSnapshots):
     def __init__(self, config: MySqlProperties, source_name: str, tracker: SchemaTracker, codecs: TableCodecs,
                  connect: Callable[[], pymysql.connections.Connection], state: dict[str, Any] | None,
                  emit_read: ReadEmitter, emit_notification: NotificationEmitter,
-                 on_state: Callable[[], None]) -> None:
-        super().__init__(source_name, state, config.incremental_chunk_size)
-        self.config, self.tracker, self.codecs, self.connect = config, tracker, codecs, connect
+                 on_state: Callable[[], None], file_channel: signals.FileSignalChannel | None = None) -> None:
         self.signal = signal_table(config)
+        super().__init__(source_name, state, config.incremental_chunk_size, self.signal is not None, file_channel,
+                         "source" in config.signal_channels, config.notification_channels)
+        self.config, self.tracker, self.codecs, self.connect = config, tracker, codecs, connect
         self._emit_read, self._emit_notification, self._on_state = emit_read, emit_notification, on_state
         self._conn: pymysql.connections.Connection | None = None
 
@@ -106,7 +108,10 @@ class MySqlIncremental(SignalledSnapshots):
         if window is not None and window.opened and window.table == table_id:
             window.rows.clear()
 
-    def between_transactions(self) -> None:
+    def between_transactions(self, out: Any) -> None:
+        """Signals from the signal file, and the next chunk when one is due (no transaction open in the stream);
+        `out`: the streaming source's emission context there."""
+        self.poll_file(out)
         if self.signal is not None:
             self.next_chunk()
 

@@ -86,8 +86,10 @@ FIELDS = FieldSet(
     common.SIGNAL_DATA_COLLECTION.but(doc=common.SIGNAL_DATA_COLLECTION.doc.replace("`schema.table`",
                                                                                    "`database.table`")),
     common.SIGNAL_CHANNELS,
+    common.SIGNAL_FILE,
     common.INCREMENTAL_CHUNK_SIZE,
     common.INCREMENTAL_WATERMARKING,
+    common.NOTIFICATION_CHANNELS,
     common.NOTIFICATION_TOPIC,
     common.DEBEZIUM_UNSUPPORTED,
     unsupported("read.only*"),
@@ -130,6 +132,9 @@ class MySqlProperties:
     backoff_max_ms: int = 30_000
     reconnect_max_attempts: int = 10
     signal_data_collection: str | None = None
+    signal_channels: frozenset[str] = frozenset({"source"})
+    notification_channels: frozenset[str] = frozenset({"sink", "log"})
+    signal_file: str = "file-signals.txt"
     incremental_chunk_size: int = 1024
     notification_topic: str = ""
 
@@ -197,6 +202,9 @@ def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
         backoff_max_ms=p["reconnect.backoff.max.ms"],
         reconnect_max_attempts=p["reconnect.max.attempts"],
         signal_data_collection=p["signal.data.collection"],
+        signal_channels=frozenset(p["signal.enabled.channels"]),
+        notification_channels=frozenset(p["notification.enabled.channels"]),
+        signal_file=p["signal.file"],
         incremental_chunk_size=p["incremental.snapshot.chunk.size"],
         notification_topic=p["notification.sink.topic.name"] or f"__debezium-notification.{p['topic.prefix']}",
     )

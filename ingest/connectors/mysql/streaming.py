@@ -42,6 +42,7 @@ from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.rowdecode import PlanCache
 from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.server import binlog_file_number
+from ingest.connectors.signals import FileSignalChannel
 from ingest.errors import LakecdcError
 from ingest.events.envelope import TransactionEvent, TransactionTracker
 
@@ -81,7 +82,8 @@ class MySqlStreamingSource:
 
     def __init__(self, *, source_name: str, config: MySqlProperties, tracker: SchemaTracker, codecs: TableCodecs,
                  events: MySqlEventDispatcher, stats: dict[str, int], start: MySqlOffset, last_seq: str | None,
-                 restored_seqs: frozenset[str], connect: Callable[[], pymysql.connections.Connection]) -> None:
+                 restored_seqs: frozenset[str], connect: Callable[[], pymysql.connections.Connection],
+                 file_channel: FileSignalChannel | None = None) -> None:
         self.source_name = source_name
         self.config = config
         self.schema = tracker
@@ -96,7 +98,7 @@ class MySqlStreamingSource:
         self.last_seq = last_seq
         self.incremental = MySqlIncremental(config, source_name, tracker, codecs, connect, start.incremental,
                                             self._emit_incremental_read, self._emit_notification,
-                                            self._incremental_state_changed)
+                                            self._incremental_state_changed, file_channel)
         if self.incremental.signal is not None:
             conn = connect()
             try:
@@ -169,7 +171,7 @@ class MySqlStreamingSource:
                 if heartbeat and time.monotonic() - last_heartbeat >= heartbeat:
                     last_heartbeat = time.monotonic()
                     self._heartbeat(batch)
-                self.incremental.between_transactions()
+                self.incremental.between_transactions(_SignalOut(batch, None, 0))
                 # an incremental snapshot under way is not caught up: its chunks are still coming
                 batch.caught_up = not self.incremental.active
                 yield batch
@@ -224,7 +226,7 @@ class MySqlStreamingSource:
         self.txn_pos = end
         if tracker is not None:  # END after the commit: its position resumes after the transaction
             self._transaction_event(batch, tracker.end(ts_ms), self._seq(end, 0))
-        self.incremental.between_transactions()
+        self.incremental.between_transactions(_SignalOut(batch, None, 0))
 
     def _transaction_event(self, batch: Batch, event: TransactionEvent, seq: str) -> None:
         """A BEGIN or END marker on the <prefix>.transaction topic (op NULL, table_id = the topic)."""
@@ -358,10 +360,13 @@ class MySqlStreamingSource:
         out = _SignalOut(batch, end, int(event.packet.server_id))
         for row in event.rows:
             values = [*row["values"].values(), None, None, None]
-            self.incremental.on_signal(values[0], values[1], values[2], out)
+            self.incremental.on_table_row(values[0], values[1], values[2], out)
 
     def _signal_seq(self, out: _SignalOut) -> str | None:
-        seq = self._seq(out.end, SIGNAL_INDEX + out.emitted)
+        if out.end is None:   # a signal from the file, between transactions: numbered as heartbeats are
+            seq = heartbeat_seq(binlog_file_number(self.file), self.txn_pos, self.last_seq)
+        else:
+            seq = self._seq(out.end, SIGNAL_INDEX + out.emitted)
         out.emitted += 1
         if not self._emit_ok(seq):
             return None   # landed before a restart
@@ -413,7 +418,7 @@ class _SignalOut:
     they gave so far."""
 
     batch: Batch
-    end: int
+    end: int | None   # None: between transactions (a signal from the signal file)
     server_id: int
     emitted: int = 0
 

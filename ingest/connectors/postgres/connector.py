@@ -14,6 +14,7 @@ import psycopg2
 
 from ingest.bronze.contract import Batch, BatchLimits, ResumeState
 from ingest.config import SourceSettings
+from ingest.connectors import signals
 from ingest.connectors.base import SourceConnector
 from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres import setup
@@ -102,7 +103,14 @@ class PostgresConnector(SourceConnector):
 
     def send_signal(self, signal_type: str, data: dict[str, Any]) -> str:
         """Insert a signal into the signalling table (`lakecdc signal`); the running connector acts on it."""
-        return send_signal(self._normal(), self.props, signal_type, data)
+        def to_table() -> str:
+            return send_signal(self._normal(), self.props, signal_type, data)
+
+        return signals.send(self.props.signal_channels, to_table if signal_table(self.props) else None,
+                            self._file_channel(), signal_type, data)
+
+    def _file_channel(self) -> signals.FileSignalChannel | None:
+        return signals.file_channel(self.props.signal_channels, self.props.signal_file, self.base_dir)
 
     def _publication_tables(self) -> list[tuple[str, str]]:
         """What a filtered publication holds: the captured tables and the signalling table (its inserts are
@@ -123,8 +131,9 @@ class PostgresConnector(SourceConnector):
         self._snapshot = PostgresSnapshotSource(self.props, self.source_name, offsets, self.tables, events,
                                                 self._normal)
         self._snapshot.table_hook = self.snapshot_table_hook
-        self._streaming = PostgresStreamingSource(self.props, self.source_name, offsets, self.tables, events,
-                                                  self._normal, lambda: self.catalog, self.captured_tables)
+        self._streaming = PostgresStreamingSource(
+            self.props, self.source_name, offsets, self.tables, events, self._normal, lambda: self.catalog,
+            self.captured_tables, self._file_channel())
         # no event landed yet: a snapshot that read no row (no_data, empty tables) resumes after its schema changes
         # from the same slot, instead of replacing the slot and losing the changes made since
         position = PostgresOffset.from_position(resume.position or resume.schema_position)

@@ -192,6 +192,17 @@ class PostgresEventDispatcher:
         pending.events.append(notification_to_bronze(event, seq=seq,
                                                      position=self.offsets.streaming_position(txn.commit_lsn)))
 
+    def notification_between(self, pending: PendingBatch, kind: str, data: dict[str, str]) -> None:
+        """A notification between transactions (a signal from the signal file): a seq and a position as a
+        heartbeat's, after the last complete transaction."""
+        seq = heartbeat_seq(self.offsets.restart_lsn, self.offsets.last_seq)
+        if not self.offsets.claim(seq):
+            return
+        event = ev.NotificationEvent(self.props.notification_topic or "", f"{seq}", "Incremental Snapshot", kind,
+                                     data, now_ms())
+        pending.events.append(notification_to_bronze(
+            event, seq=seq, position=self.offsets.streaming_position(self.offsets.restart_lsn)))
+
     def transaction_event(self, pending: PendingBatch, txn: Transaction, event: ev.TransactionEvent,
                           lsn: int) -> None:
         seq = self.next_seq(txn, lsn)

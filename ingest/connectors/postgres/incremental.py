@@ -13,6 +13,7 @@ from typing import Any
 
 from psycopg2 import sql
 
+from ingest.connectors import signals
 from ingest.connectors.incremental import IncrementalSnapshot, Key, SignalledSnapshots
 from ingest.connectors.postgres.events import PendingBatch, PostgresEventDispatcher, Transaction, now_ms
 from ingest.connectors.postgres.offsets import OffsetContext
@@ -53,11 +54,13 @@ class PostgresIncremental(SignalledSnapshots):
 
     def __init__(self, props: PostgresProperties, source_name: str, offsets: OffsetContext,
                  events: PostgresEventDispatcher, tables: TableRegistry, normal_connection: Callable[[], Any],
-                 captured_tables: Callable[[], list[tuple[str, str, int]]]) -> None:
-        super().__init__(source_name, offsets.incremental, props.incremental_chunk_size)
+                 captured_tables: Callable[[], list[tuple[str, str, int]]],
+                 file_channel: signals.FileSignalChannel | None = None) -> None:
+        self.signal = signal_table(props)
+        super().__init__(source_name, offsets.incremental, props.incremental_chunk_size, self.signal is not None,
+                         file_channel, "source" in props.signal_channels, props.notification_channels)
         self.props, self.offsets, self.events = props, offsets, events
         self.tables, self.normal_connection, self.captured_tables = tables, normal_connection, captured_tables
-        self.signal = signal_table(props)
         self.signal_relid: int | None = None
 
     def resume(self) -> None:
@@ -71,7 +74,7 @@ class PostgresIncremental(SignalledSnapshots):
 
     def signal_row(self, values: list[Any], txn: Transaction, lsn: int, pending: PendingBatch) -> None:
         padded = [*values, None, None, None]
-        self.on_signal(padded[0], padded[1], padded[2], (txn, lsn, pending))
+        self.on_table_row(padded[0], padded[1], padded[2], (txn, lsn, pending))
 
     def streamed(self, table: CapturedTable, *rows: list[Any] | None) -> None:
         """A streamed change of `table` (its new and/or old row values): drops those keys from an open chunk."""
@@ -87,8 +90,10 @@ class PostgresIncremental(SignalledSnapshots):
         if window is not None and window.opened and window.table == _name(table):
             window.rows.clear()
 
-    def between_transactions(self) -> None:
-        """Read the next chunk when one is due (called with no transaction open in the stream)."""
+    def between_transactions(self, pending: PendingBatch) -> None:
+        """Signals from the signal file, and the next chunk when one is due (called with no transaction open in
+        the stream)."""
+        self.poll_file((None, None, pending))
         if self.signal is not None:
             self.next_chunk()
 
@@ -101,7 +106,10 @@ class PostgresIncremental(SignalledSnapshots):
 
     def emit_notification(self, out: Any, kind: str, data: dict[str, str]) -> None:
         txn, lsn, pending = out
-        self.events.notification(pending, txn, lsn, kind, data)
+        if txn is None:   # a signal from the file, between transactions
+            self.events.notification_between(pending, kind, data)
+        else:
+            self.events.notification(pending, txn, lsn, kind, data)
 
     def emit_read(self, out: Any, table_name: str, row: Any) -> None:
         txn, lsn, pending = out

@@ -83,8 +83,10 @@ FIELDS = FieldSet(
     common.SNAPSHOT_OVERRIDE_STATEMENT,
     common.SIGNAL_DATA_COLLECTION,
     common.SIGNAL_CHANNELS,
+    common.SIGNAL_FILE,
     common.INCREMENTAL_CHUNK_SIZE,
     common.INCREMENTAL_WATERMARKING,
+    common.NOTIFICATION_CHANNELS,
     common.NOTIFICATION_TOPIC,
     common.DEBEZIUM_UNSUPPORTED,
 )
@@ -137,6 +139,9 @@ class PostgresProperties:
     poll_interval_ms: int
     status_update_interval_ms: int
     signal_data_collection: str | None = None
+    signal_channels: frozenset[str] = frozenset({"source"})
+    notification_channels: frozenset[str] = frozenset({"sink", "log"})
+    signal_file: str = "file-signals.txt"
     incremental_chunk_size: int = 1024
     notification_topic: str | None = None
 
@@ -218,6 +223,9 @@ def parse_properties(raw: dict[str, Any]) -> PostgresProperties:
         poll_interval_ms=p["poll.interval.ms"],
         status_update_interval_ms=p["status.update.interval.ms"],
         signal_data_collection=p["signal.data.collection"],
+        signal_channels=frozenset(p["signal.enabled.channels"]),
+        notification_channels=frozenset(p["notification.enabled.channels"]),
+        signal_file=p["signal.file"],
         incremental_chunk_size=p["incremental.snapshot.chunk.size"],
         notification_topic=p["notification.sink.topic.name"] or f"__debezium-notification.{p['topic.prefix']}",
     )

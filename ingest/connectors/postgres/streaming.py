@@ -16,6 +16,7 @@ from typing import Any
 import psycopg2
 
 from ingest.bronze.contract import Batch, BatchLimits
+from ingest.connectors import signals
 from ingest.connectors.postgres import pgoutput as pg
 from ingest.connectors.postgres import setup
 from ingest.connectors.postgres.catalog import Catalog, CatalogColumn, TableDef
@@ -37,7 +38,8 @@ class PostgresStreamingSource:
 
     def __init__(self, props: PostgresProperties, source_name: str, offsets: OffsetContext, tables: TableRegistry,
                  events: PostgresEventDispatcher, normal_connection: Callable[[], Any], catalog: Callable[[], Catalog],
-                 captured_tables: Callable[[], list[tuple[str, str, int]]]) -> None:
+                 captured_tables: Callable[[], list[tuple[str, str, int]]],
+                 file_channel: signals.FileSignalChannel | None = None) -> None:
         self.props = props
         self.source_name = source_name
         self.offsets = offsets
@@ -52,7 +54,7 @@ class PostgresStreamingSource:
         self._sent_ack_lsn: int = 0     # highest flush LSN confirmed to the server
         self._yielded_ack: int = 0      # highest flush LSN handed out in a batch
         self.incremental = PostgresIncremental(props, source_name, offsets, events, tables, normal_connection,
-                                               captured_tables)
+                                               captured_tables, file_channel)
 
     def _start_replication(self) -> Any:
         self._repl = setup.connect_replication(self.props)
@@ -131,7 +133,7 @@ class PostgresStreamingSource:
                 last_data = time.monotonic()
                 txn = self._handle(pg.decode(msg.payload), msg.data_start, txn, pending)
                 if txn is None:
-                    self.incremental.between_transactions()
+                    self.incremental.between_transactions(pending)
                 if heartbeat and txn is None and last_data - last_heartbeat >= heartbeat:
                     last_heartbeat = last_data
                     self._heartbeat(pending)   # between transactions of a busy stream too
@@ -147,7 +149,7 @@ class PostgresStreamingSource:
             # must run then too (at most once per poll interval)
             last_data = time.monotonic()
             if txn is None:
-                self.incremental.between_transactions()
+                self.incremental.between_transactions(pending)
                 now = time.monotonic()
                 if heartbeat and now - last_heartbeat >= heartbeat:
                     last_heartbeat = now

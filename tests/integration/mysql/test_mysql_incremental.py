@@ -216,3 +216,25 @@ def test_a_table_added_to_the_include_list_at_run_time_gets_its_rows(mariadb_par
     reads = {e["table_id"].split(".")[-1] for e in events if e["op"] == "r"
              and json.loads(e["value"])["source"]["snapshot"] == "incremental"}
     assert reads == {"t3"}
+
+
+def test_lakecdc_signal_writes_the_signal_file_and_the_run_carries_it_out(mariadb_params: dict,
+                                                                          tmp_path: Path) -> None:
+    """Issue 16: signal.enabled.channels=file with a relative signal.file: `lakecdc signal` appends to the file in
+    the project folder, the run takes it (and empties the file) and snapshots the table incrementally."""
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    prepare(conn, 300)
+    config = write_config(tmp_path, mariadb_params, chunk=40)
+    settings = yaml.safe_load(config.read_text())
+    settings["sources"][SOURCE].update({"signal.enabled.channels": "file", "signal.file": "signals/lakecdc.txt"})
+    config.write_text(yaml.safe_dump(settings))
+    lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
+    lakecdc(config, "signal", "execute-snapshot", "--source", SOURCE, "--tables", f"{DB}.t1")
+    signal_file = tmp_path / "signals" / "lakecdc.txt"
+    assert json.loads(signal_file.read_text())["type"] == "execute-snapshot"
+    lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
+    assert signal_file.read_text() == ""
+    events = bronze_events(tmp_path / "warehouse", SOURCE)
+    reads = sorted(json.loads(e["key"])["id"] for e in events if e["op"] == "r")
+    assert reads == list(range(1, 301))
+    conn.close()

@@ -583,3 +583,41 @@ def test_a_slot_another_reader_holds_is_not_taken_over(pg_dsn, db) -> None:
         assert query(dsn, holders)[0][0] == pid
     finally:
         holder.close()
+
+
+def test_signals_from_the_signal_file(pg_dsn, db, tmp_path) -> None:
+    """Issue 16: signal.enabled.channels=file: an execute-snapshot line appended to signal.file is carried out
+    between transactions (its watermarks still go through the signalling table, whose own signal rows are then
+    ignored: the source channel is off); the file is emptied; a broken line is a log line."""
+    from ingest.connectors.signals import append_signal
+
+    dsn, name, s = db
+    execute(dsn, f"CREATE TABLE {s}.t (id int PRIMARY KEY, v text)",
+            f"INSERT INTO {s}.t SELECT g, 'v' || g FROM generate_series(1, 50) g",
+            f"CREATE TABLE {s}.u (id int PRIMARY KEY)", f"INSERT INTO {s}.u VALUES (1)",
+            f"CREATE TABLE {s}.sig (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))")
+    path = tmp_path / "signals.txt"
+    conn = connector(pg_dsn, name, s, **{"snapshot.mode": "no_data", "signal.data.collection": f"{s}.sig",
+                                         "signal.enabled.channels": "file", "signal.file": str(path),
+                                         "incremental.snapshot.chunk.size": 20,
+                                         "table.include.list": f"{s}\\.t,{s}\\.u"})
+
+    def completed(c: Collector) -> bool:
+        return any(e.table_id.startswith("__debezium-notification") and json.loads(e.value)["type"] == "COMPLETED"
+                   for e in c.events)
+
+    try:
+        c = Collector(conn).run()
+        # the source channel is off: a signal row in the table is not acted on
+        row = json.dumps({"data-collections": [f"{s}.u"]})
+        execute(dsn, f"INSERT INTO {s}.sig VALUES ('row-1', 'execute-snapshot', '{row}')")
+        append_signal(path, "execute-snapshot", {"data-collections": [f"{s}.t"], "type": "incremental"})
+        with path.open("a") as handle:
+            handle.write("{broken\n")
+        c.run(until=completed, timeout=60)
+    finally:
+        conn.close()
+    reads = [e for e in c.events if e.op == "r"]
+    assert sorted(json.loads(e.key)["id"] for e in reads) == list(range(1, 51))
+    assert {e.table_id.split(".")[-1] for e in reads} == {"t"}
+    assert path.read_text() == ""
