@@ -131,6 +131,16 @@ NOTIFICATION_TOPIC = Field("notification.sink.topic.name",
                            doc="the topic of the notification events in bronze (incremental snapshot progress; "
                                "default `__debezium-notification.<topic.prefix>`); they are also logged")
 
+
+
+def signal_fields(table_form: str) -> tuple[Field, ...]:
+    """The signal, incremental snapshot and notification properties of a connector that implements them
+    (connectors/incremental.py); `table_form`: how it names the signalling table (`schema.table`, ...)."""
+    return (SIGNAL_DATA_COLLECTION.but(doc=SIGNAL_DATA_COLLECTION.doc.replace("`schema.table`", f"`{table_form}`")),
+            SIGNAL_CHANNELS, SIGNAL_FILE, INCREMENTAL_CHUNK_SIZE, INCREMENTAL_WATERMARKING, NOTIFICATION_CHANNELS,
+            NOTIFICATION_TOPIC)
+
+
 # Debezium features lakecdc does not implement; each changes what is captured, so refusing it beats silently
 # doing something else.
 DEBEZIUM_UNSUPPORTED = unsupported(

@@ -81,13 +81,7 @@ FIELDS = FieldSet(
     common.MESSAGE_KEY_COLUMNS,
     common.SNAPSHOT_OVERRIDES,
     common.SNAPSHOT_OVERRIDE_STATEMENT,
-    common.SIGNAL_DATA_COLLECTION,
-    common.SIGNAL_CHANNELS,
-    common.SIGNAL_FILE,
-    common.INCREMENTAL_CHUNK_SIZE,
-    common.INCREMENTAL_WATERMARKING,
-    common.NOTIFICATION_CHANNELS,
-    common.NOTIFICATION_TOPIC,
+    common.signal_fields("schema.table"),
     common.DEBEZIUM_UNSUPPORTED,
 )
 
