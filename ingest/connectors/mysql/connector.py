@@ -189,7 +189,8 @@ class MySqlConnector(SourceConnector):
         if not self.config.include_schema_changes:
             return
         file, pos = start.file, start.pos
-        position = MySqlOffset.streaming(file, pos, start.gtids).to_json()
+        # the incremental snapshot under way goes on from the stored state
+        position = MySqlOffset.streaming(file, pos, start.gtids, start.incremental).to_json()
         ts = now_ms()
         batch = Batch()
         for ordinal, (db, table, ddl, table_changes) in enumerate(schemas):
