@@ -285,10 +285,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                                         "(signal.data.collection), or append it to its signal file (signal.file, "
                                         "when the file channel is on and no table is set); the running `lakecdc "
                                         "run` carries it out when it "
-                                        "streams past it: execute-snapshot (an incremental snapshot of --tables, "
-                                        "optionally with --condition), stop-snapshot, pause-snapshot, "
-                                        "resume-snapshot, log. Progress: the run's log and notification rows in "
-                                        "bronze (docs/signals.md).")
+                                        "streams past it: execute-snapshot (an incremental or --type blocking "
+                                        "snapshot of --tables, optionally with --condition), stop-snapshot, "
+                                        "pause-snapshot, resume-snapshot, log. Progress: the run's log and "
+                                        "notification rows in bronze (docs/signals.md).")
     signal.add_argument("action", choices=("execute-snapshot", "stop-snapshot", "pause-snapshot", "resume-snapshot",
                                            "log"))
     signal.add_argument("--source", help="source name from the configuration (default: the only one)")
@@ -296,9 +296,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         help="schema.table names or regular expressions (execute-snapshot; stop-snapshot: "
                              "default all)")
     signal.add_argument("--condition", action="append", metavar="TABLE=FILTER",
-                        help="an additional condition for one table's rows, a SQL boolean expression (repeatable)")
+                        help="an additional condition for one table's rows: a SQL boolean expression or a whole "
+                             "SELECT over the table (repeatable)")
     signal.add_argument("--type", choices=("incremental", "blocking"), default="incremental",
-                        help="snapshot type (blocking is not supported yet)")
+                        help="snapshot type: incremental (chunks interleaved with streaming) or blocking "
+                             "(streaming pauses while the tables are read)")
     signal.add_argument("--message", help="the text of a log signal")
     signal.set_defaults(func=cmd_signal)
 

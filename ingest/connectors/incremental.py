@@ -9,7 +9,14 @@ carries the newer state); at the close watermark the rows left are emitted as re
 The state (tables left, last key read, the table's max key, additional conditions, paused) travels in the position
 of every event, so a run that stops resumes the snapshot at the chunk after the last completed one (a chunk whose
 rows did not all land is read again: its rows may land twice, each at a consistent position). Keys are the key
-columns' values as text, in the connector's own text form."""
+columns' values as text, in the connector's own text form.
+
+A blocking snapshot (execute-snapshot with type blocking) pauses streaming at the next transaction boundary and
+reads its tables whole, in key-ordered chunks, as read events marked like an initial snapshot's; streaming then goes
+on from where it paused, so changes made while the tables were read follow as streamed events (Debezium's "possible
+duplicates": a row may be read in a state that a later streamed change also gives). A batch holds whole chunks and
+every row of a chunk carries the state after it, so a run that stops resumes at the chunk after the last one landed,
+before streaming on."""
 
 from __future__ import annotations
 
@@ -152,6 +159,57 @@ class IncrementalSnapshot:
         return False
 
 
+
+@dataclass
+class BlockingSnapshot(IncrementalSnapshot):
+    """A blocking snapshot under way: the tables left (the current one first), where the current one is, and the
+    rows read so far (for the source.snapshot marks)."""
+
+    rows_read: int = 0    # rows of the whole snapshot
+    table_rows: int = 0   # rows of the current table
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any] | None) -> BlockingSnapshot:
+        base = IncrementalSnapshot.from_state(state)
+        if not state:
+            return cls()
+        return cls(base.snapshot_id, base.tables, base.conditions, base.last_key, base.max_key, base.max_key_read,
+                   rows_read=int(state.get("rows_read") or 0), table_rows=int(state.get("table_rows") or 0))
+
+    def state(self) -> dict[str, Any] | None:
+        state = super().state()
+        if state is not None:
+            state.pop("paused")
+            state.update(rows_read=self.rows_read, table_rows=self.table_rows)
+        return state
+
+    def finish_table(self) -> str:
+        self.table_rows = 0
+        done = super().finish_table()
+        if not self.tables:
+            self.rows_read = 0
+        return done
+
+    def marks(self, n: int, last_chunk: bool) -> list[str]:
+        """source.snapshot of the next `n` rows, as an initial snapshot marks them (SnapshotMarks' precedence):
+        "last" on the snapshot's last row, "first" on its first, "last_in_data_collection" / "first_in_data_collection"
+        on a table's last / first row, "true" in between. `last_chunk`: these rows end the current table."""
+        marks = ["true"] * n
+        if not n:
+            return marks
+        if self.table_rows == 0:
+            marks[0] = "first_in_data_collection"
+        if last_chunk:
+            marks[-1] = "last_in_data_collection"
+        if self.rows_read == 0:
+            marks[0] = "first"
+        if last_chunk and len(self.tables) == 1:
+            marks[-1] = "last"
+        return marks
+
+INCREMENTAL, BLOCKING = "Incremental Snapshot", "Initial Snapshot"   # notifications' aggregate types
+
+
 class SignalledSnapshots(ABC):
     """What every connector does with its signals and its incremental snapshot: acting on a signal, the chunk
     loop and emitting a closed chunk. A connector supplies the database work (the `_`-less abstract methods) and
@@ -166,6 +224,7 @@ class SignalledSnapshots(ABC):
         self.source_name = source_name
         self.chunk_size = chunk_size
         self.snapshot = IncrementalSnapshot.from_state(state)
+        self.blocking = BlockingSnapshot.from_state((state or {}).get("blocking"))
         self.watermarks = watermarks   # a signalling table to write the watermarks to
         self.file_channel = file_channel
         self.source_channel = source_channel   # signals from the signalling table (else only its watermarks)
@@ -200,12 +259,35 @@ class SignalledSnapshots(ABC):
         """A read event (op r, source.snapshot "incremental") of `row` of `table`, at the close watermark."""
 
     @abstractmethod
-    def emit_notification(self, out: Any, kind: str, data: dict[str, str]) -> None:
-        """A notification event whose position holds the snapshot's state as it is now."""
+    def emit_blocking_read(self, out: Any, table: str, row: Any, mark: str) -> None:
+        """A read event (op r, source.snapshot `mark`) of `row` of `table` in a blocking snapshot, between two
+        transactions of the stream (seq counted on as heartbeats' are), its position holding the state now."""
+
+    @abstractmethod
+    def emit_notification(self, out: Any, kind: str, data: dict[str, str], aggregate: str) -> None:
+        """A notification event (aggregate type `aggregate`) whose position holds the snapshots' state as it is
+        now."""
 
     @abstractmethod
     def state_changed(self) -> None:
-        """The snapshot's state changed: the positions of the events emitted from now on hold the new one."""
+        """The snapshots' state (state()) changed: the positions of the events emitted from now on hold the new
+        one."""
+
+    # -- the state in every position -------------------------------------------------------------------------
+    def state(self) -> dict[str, Any] | None:
+        """What positions keep: the incremental snapshot's state, with the blocking snapshot's under "blocking"
+        (None when neither is under way)."""
+        state = self.snapshot.state()
+        blocking = self.blocking.state()
+        if blocking is not None:
+            state = {**(state or {}), "blocking": blocking}
+        return state
+
+    def restore(self, state: dict[str, Any] | None) -> None:
+        """The snapshots under way where bronze ends (state() of the last landed position)."""
+        self.snapshot = IncrementalSnapshot.from_state(state)
+        self.blocking = BlockingSnapshot.from_state((state or {}).get("blocking"))
+        self.resumed()
 
     # -- signals -------------------------------------------------------------------------------------------
     def on_signal(self, signal_id: Any, signal_type: Any, data: Any, out: Any) -> None:
@@ -239,7 +321,10 @@ class SignalledSnapshots(ABC):
         elif signal.type == signals.WINDOW_CLOSE:
             self._close_window(signal.id.removesuffix("-close"), out)
         elif signal.type == signals.EXECUTE_SNAPSHOT:
-            names, conditions = signals.snapshot_request(signal)
+            kind, names, conditions = signals.snapshot_request(signal)
+            if kind == "blocking":
+                self._start_blocking(signal, names, conditions, out)
+                return
             if not self.watermarks:
                 raise signals.SignalError(f"signal {signal.id!r}: an incremental snapshot writes its watermarks to "
                                           "signal.data.collection: set it (the read-only variant is not built)")
@@ -258,6 +343,20 @@ class SignalledSnapshots(ABC):
         elif signal.type == signals.LOG:
             log.info("%s: signal %s: %s", self.source_name, signal.id, signal.data.get("message", ""))
 
+    def _start_blocking(self, signal: signals.Signal, names: list[str], conditions: dict[str, str],
+                        out: Any) -> None:
+        """Queue the tables of a blocking snapshot: streaming pauses at the next transaction boundary until they
+        are read (a blocking snapshot under way takes them after its own)."""
+        tables = self._resolve(signal, names)
+        for table in tables:
+            why = self.has_key(table)
+            if why is not None:
+                raise signals.SignalError(f"signal {signal.id!r}: blocking snapshot of {table} refused: the table "
+                                          f"{why}")
+        conditions = {t: f for name, f in conditions.items() for t in self._resolve(signal, [name])}
+        added = self.blocking.start(tables, conditions)
+        self._changed("STARTED", out, {"data_collections": ",".join(added)}, BLOCKING)
+
     def _resolve(self, signal: signals.Signal, names: list[str]) -> list[str]:
         """Captured tables named by data-collections entries (a name or a regular expression); SignalError naming
         any entry that matches none."""
@@ -270,24 +369,80 @@ class SignalledSnapshots(ABC):
             found.extend(t for t in matches if t not in found)
         return found
 
-    def _changed(self, kind: str, out: Any, data: dict[str, str]) -> None:
+    def _changed(self, kind: str, out: Any, data: dict[str, str], aggregate: str = INCREMENTAL) -> None:
         """The state changed: kept (state_changed), then notified on the enabled channels (log; sink: a
         notification event, which also lands the new state with its position)."""
         self.state_changed()
         if "log" in self.notification_channels:
-            signals.notify(self.source_name, kind, "%s", data or "")
+            signals.notify(self.source_name, kind, "%s: %s", aggregate, data or "")
         if "sink" in self.notification_channels:
-            self.emit_notification(out, kind, data)
+            self.emit_notification(out, kind, data, aggregate)
 
     # -- the stream ----------------------------------------------------------------------------------------
     @property
     def active(self) -> bool:
-        return self.snapshot.active
+        """A snapshot is under way: the stream is not caught up."""
+        return self.snapshot.active or self.blocking.active
+
+    @property
+    def blocking_due(self) -> bool:
+        """A blocking snapshot has chunks to read: the connector pauses its stream at the next transaction boundary
+        and calls blocking_chunk() until this is False."""
+        return self.blocking.active
 
     def resumed(self) -> None:
-        if self.snapshot.active and "log" in self.notification_channels:
-            signals.notify(self.source_name, "RESUMED", "incremental snapshot of %s from key %s",
-                           ", ".join(self.snapshot.tables), self.snapshot.last_key)
+        if "log" not in self.notification_channels:
+            return
+        for name, snap in (("incremental", self.snapshot), ("blocking", self.blocking)):
+            if snap.active:
+                signals.notify(self.source_name, "RESUMED", "%s snapshot of %s from key %s", name,
+                               ", ".join(snap.tables), snap.last_key)
+
+    def blocking_chunk(self, out: Any) -> None:
+        """Read and emit the blocking snapshot's next chunk (the connector calls this with its stream paused between
+        two transactions, and hands out whole chunks: every row of one carries the state after it)."""
+        snap = self.blocking
+        name = snap.current
+        assert name is not None
+        why = self.has_key(name)
+        if why is not None:   # dropped since the signal
+            signals.refuse(self.source_name, f"blocking snapshot of {name} skipped: the table {why}")
+            self._blocking_table_done(name, 0, out, "SKIPPED")
+            return
+        condition = snap.conditions.get(name)
+        if not snap.max_key_read:
+            snap.set_max_key(self.max_key(name, condition))
+        rows: list[tuple[Key, Any]] = []
+        last: list[Any] | None = None
+        if snap.max_key is not None:
+            rows, last = self.read_chunk(name, snap.last_key, snap.max_key, condition, self.chunk_size)
+        last_chunk = len(rows) < self.chunk_size or last == snap.max_key
+        marks = snap.marks(len(rows), last_chunk and bool(rows))
+        if rows:
+            snap.last_key = last
+        snap.rows_read += len(rows)
+        snap.table_rows += len(rows)
+        scanned = snap.table_rows
+        if last_chunk:
+            self._blocking_table_done(name, scanned, out, "SUCCEEDED", [(row, mark) for (_, row), mark
+                                                                         in zip(rows, marks, strict=True)])
+            return
+        self.state_changed()
+        for (_, row), mark in zip(rows, marks, strict=True):
+            self.emit_blocking_read(out, name, row, mark)
+
+    def _blocking_table_done(self, name: str, scanned: int, out: Any, status: str,
+                             rows: list[tuple[Any, str]] | None = None) -> None:
+        """The current table's last rows (emitted with the state after the table), then its notification; the
+        snapshot's end after its last table."""
+        self.blocking.finish_table()
+        self.state_changed()
+        for row, mark in rows or []:
+            self.emit_blocking_read(out, name, row, mark)
+        self._changed("TABLE_SCAN_COMPLETED", out, {"scanned_collection": name, "total_rows_scanned": str(scanned),
+                                                    "status": status}, BLOCKING)
+        if not self.blocking.active:
+            self._changed("COMPLETED", out, {}, BLOCKING)
 
     def next_chunk(self) -> None:
         """Read the next chunk when one is due (the connector calls this with no transaction open in its stream):

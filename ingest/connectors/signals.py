@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,15 +56,14 @@ def parse_signal(signal_id: Any, signal_type: Any, data: Any) -> Signal:
     return Signal(str(signal_id), kind, parsed)
 
 
-def snapshot_request(signal: Signal) -> tuple[list[str], dict[str, str]]:
-    """execute-snapshot's data: the data collections (names or regular expressions) and the additional
-    condition per data collection. SignalError for what lakecdc does not do (blocking snapshots, surrogate keys)."""
+def snapshot_request(signal: Signal) -> tuple[str, list[str], dict[str, str]]:
+    """execute-snapshot's data: the snapshot type (incremental or blocking), the data collections (names or regular
+    expressions) and the additional condition per data collection (a WHERE condition, or a whole SELECT as
+    snapshot.select.statement.overrides takes it). SignalError for what lakecdc does not do (surrogate keys)."""
     data = signal.data
     kind = str(data.get("type") or "incremental").lower()
     if kind not in SNAPSHOT_TYPES:
         raise SignalError(f"signal {signal.id!r}: snapshot type {kind!r} is not one of {', '.join(SNAPSHOT_TYPES)}")
-    if kind == "blocking":
-        raise SignalError(f"signal {signal.id!r}: blocking snapshots are not supported yet; use type incremental")
     if data.get("surrogate-key"):
         raise SignalError(f"signal {signal.id!r}: surrogate-key is not supported yet (chunks follow the primary key)")
     collections = data.get("data-collections")
@@ -76,7 +76,13 @@ def snapshot_request(signal: Signal) -> tuple[list[str], dict[str, str]]:
             raise SignalError(f"signal {signal.id!r}: each additional-conditions entry needs data-collection and "
                               "filter (strings)")
         conditions[item["data-collection"]] = item["filter"]
-    return collections, conditions
+    return kind, collections, conditions
+
+
+def is_select(condition: str | None) -> bool:
+    """An additional condition that is a whole SELECT (read from as a derived table) rather than a WHERE
+    condition: Debezium's blocking snapshot takes snapshot.select.statement.overrides' form."""
+    return condition is not None and re.match(r"\s*\(?\s*select\b", condition, re.IGNORECASE) is not None
 
 
 def notify(source: str, action: str, message: str, *args: Any) -> None:

@@ -211,19 +211,55 @@ def source_rows(dsn: str) -> dict[str, dict[int, dict]]:
     return out
 
 
-def kill_while_chunks_land(config: Path, log: Path, warehouse: Path, kills: int, source: str = SOURCE) -> None:
-    """Start `lakecdc run` (streaming until killed) and SIGKILL it as soon as bronze holds an incremental snapshot
-    chunk it did not hold before (a new `last_key` in the resume position), `kills` times."""
+def kill_while_chunks_land(config: Path, log: Path, warehouse: Path, kills: int, source: str = SOURCE,
+                           blocking: bool = False) -> None:
+    """Start `lakecdc run` (streaming until killed) and SIGKILL it as soon as bronze holds an incremental (or
+    `blocking`) snapshot chunk it did not hold before (a new `last_key` in the resume position), `kills` times."""
     keys_seen: set[str] = set()
     for _ in range(kills):
         proc = start_run(config, log, until_caught_up=False, source=source)
         deadline = time.monotonic() + 180
         while proc.poll() is None and time.monotonic() < deadline:   # strike after a new chunk landed
             state = (resume_position(warehouse, source) or {}).get("incremental")
-            if state and state.get("last_key") and json.dumps(state["last_key"]) not in keys_seen:
-                keys_seen.add(json.dumps(state["last_key"]))
+            if blocking:
+                state = (state or {}).get("blocking")
+            where = json.dumps([(state or {}).get("tables"), (state or {}).get("last_key")])
+            if state and state.get("last_key") and where not in keys_seen:
+                keys_seen.add(where)
                 break
             time.sleep(0.05)
         assert proc.poll() is None, log.read_text()[-3000:]
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
+
+
+INITIAL_MARKS = {"first", "first_in_data_collection", "true", "last_in_data_collection", "last"}
+
+
+def check_snapshot_marks(kind: str, marks: list[str]) -> None:
+    """source.snapshot of an ad-hoc snapshot's reads in seq order: "incremental" on each of an incremental one's;
+    a blocking one's marked as an initial snapshot's, from "first" to "last"."""
+    assert marks, "no read event"
+    if kind == "incremental":
+        assert set(marks) == {"incremental"}, set(marks)
+    else:
+        assert set(marks) <= INITIAL_MARKS and marks[0] == "first" and marks[-1] == "last", (marks[:3], marks[-3:])
+        assert marks.count("first") == 1 and marks.count("last") == 1
+
+
+def check_notifications(kind: str, events: list[dict]) -> None:
+    """The snapshot's notifications (aggregate type "Incremental Snapshot" / "Initial Snapshot") start with STARTED
+    and end with COMPLETED."""
+    aggregate = "Incremental Snapshot" if kind == "incremental" else "Initial Snapshot"
+    types = [value["type"] for value in (json.loads(e["value"]) for e in sorted(events, key=lambda e: e["seq"])
+                                         if e["table_id"].startswith("__debezium-notification"))
+             if value["aggregate_type"] == aggregate]
+    assert types and types[0] == "STARTED" and types[-1] == "COMPLETED", types[:3] + types[-3:]
+
+
+def assert_same_rows(table: str, replayed: dict, source: dict) -> None:
+    """Bronze replayed equals the source table, row by row (keys compared as text)."""
+    replayed, source = {str(k): v for k, v in replayed.items()}, {str(k): v for k, v in source.items()}
+    wrong = sorted(k for k in replayed.keys() | source.keys() if replayed.get(k) != source.get(k))
+    assert not wrong, (f"{table}: {len(wrong)} rows differ, e.g. "
+                       f"{[(k, replayed.get(k), source.get(k)) for k in wrong[:5]]}")

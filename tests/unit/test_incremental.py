@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ingest.connectors.incremental import IncrementalSnapshot, SignalledSnapshots
-from ingest.connectors.signals import SignalError, parse_signal, snapshot_request
+from ingest.connectors.incremental import BlockingSnapshot, IncrementalSnapshot, SignalledSnapshots
+from ingest.connectors.signals import SignalError, is_select, parse_signal, snapshot_request
 
 
 @pytest.mark.parametrize(("signal_type", "data", "problem"), [
@@ -22,7 +22,6 @@ def test_signals_that_cannot_be_carried_out_say_why(signal_type: str, data: str 
 
 
 @pytest.mark.parametrize(("data", "problem"), [
-    ({"data-collections": ["a.b"], "type": "blocking"}, "blocking snapshots are not supported yet"),
     ({"data-collections": ["a.b"], "type": "other"}, "snapshot type 'other'"),
     ({"data-collections": []}, "data-collections must be a non-empty list"),
     ({"data-collections": "a.b"}, "data-collections must be a non-empty list"),
@@ -38,7 +37,16 @@ def test_execute_snapshot_request() -> None:
     signal = parse_signal("s1", "execute-snapshot", json.dumps({
         "data-collections": ["public.a", "public\\.b.*"],
         "additional-conditions": [{"data-collection": "public.a", "filter": "id > 10"}]}))
-    assert snapshot_request(signal) == (["public.a", "public\\.b.*"], {"public.a": "id > 10"})
+    assert snapshot_request(signal) == ("incremental", ["public.a", "public\\.b.*"], {"public.a": "id > 10"})
+    blocking = parse_signal("s3", "execute-snapshot", json.dumps({"data-collections": ["a.b"], "type": "BLOCKING"}))
+    assert snapshot_request(blocking) == ("blocking", ["a.b"], {})
+
+
+@pytest.mark.parametrize(("condition", "select"), [
+    ("SELECT * FROM a.b WHERE x = 0 ORDER BY y DESC", True), ("  select * from b", True), ("(SELECT 1)", True),
+    ("selected = 1", False), ("x > 1", False), (None, False), ("", False)])
+def test_a_condition_is_a_where_condition_or_a_whole_select(condition: str | None, select: bool) -> None:
+    assert is_select(condition) is select
     assert parse_signal("s2", "log", None).data == {}
 
 
@@ -150,9 +158,11 @@ class MemorySnapshots(SignalledSnapshots):
     """The shared signal and chunk logic over an in-memory table (the connector's database work faked): what it
     emits is recorded; the watermarks it writes are handed back by the test, as the stream would."""
 
-    def __init__(self, rows: dict[int, str], notification_channels: frozenset[str]) -> None:
-        super().__init__("mem", None, 2, True, None, True, notification_channels)
+    def __init__(self, rows: dict[int, str], notification_channels: frozenset[str],
+                 state: dict | None = None) -> None:
+        super().__init__("mem", state, 2, True, None, True, notification_channels)
         self.rows = rows
+        self.states: list[dict | None] = []   # state() at each state_changed()
         self.emitted: list[tuple[str, object]] = []
         self.watermarks_written: list[tuple[str, str]] = []
 
@@ -175,11 +185,59 @@ class MemorySnapshots(SignalledSnapshots):
     def emit_read(self, out, table, row) -> None:
         self.emitted.append(("r", row))
 
-    def emit_notification(self, out, kind, data) -> None:
+    def emit_blocking_read(self, out, table, row, mark) -> None:
+        self.emitted.append(("b", (row, mark, json.dumps(self.state()))))
+
+    def emit_notification(self, out, kind, data, aggregate) -> None:
         self.emitted.append(("n", kind))
 
     def state_changed(self) -> None:
-        pass
+        self.states.append(self.state())
+
+
+def test_a_blocking_snapshot_reads_whole_chunks_marks_them_and_resumes_after_the_last_one() -> None:
+    rows = {k: f"v{k}" for k in range(1, 6)}
+    snapshots = MemorySnapshots(rows, frozenset({"sink"}))
+    # a blocking snapshot needs no watermarks: it is read while the stream waits
+    snapshots.on_signal("s1", "execute-snapshot", json.dumps({"data-collections": ["db.t"], "type": "blocking"}),
+                        None)
+    assert snapshots.blocking_due and snapshots.active and not snapshots.snapshot.active
+    snapshots.blocking_chunk(None)   # rows 1, 2
+    snapshots.blocking_chunk(None)   # rows 3, 4
+    state = snapshots.state()
+    assert state is not None and state["blocking"]["last_key"] == [4] and state["blocking"]["rows_read"] == 4
+    # every row of a chunk carries the state after the chunk: a run stopped there resumes with row 5
+    chunk2 = [json.loads(item[2])["blocking"]["last_key"] for _, item in
+              [e for e in snapshots.emitted if e[0] == "b"][2:4]]
+    assert chunk2 == [[4], [4]]
+    resumed = MemorySnapshots(rows, frozenset({"sink"}), state=json.loads(json.dumps(state)))
+    assert resumed.blocking_due
+    resumed.blocking_chunk(None)     # row 5: the table ends, so does the snapshot
+    assert not resumed.active and resumed.state() is None
+    marks = [item[1] for what, item in snapshots.emitted + resumed.emitted if what == "b"]
+    assert marks == ["first", "true", "true", "true", "last"]
+    notifications = [kind for what, kind in snapshots.emitted + resumed.emitted if what == "n"]
+    assert notifications == ["STARTED", "TABLE_SCAN_COMPLETED", "COMPLETED"]
+    # the last row lands with the state after the table: nothing is left to resume
+    assert json.loads([e for e in resumed.emitted if e[0] == "b"][-1][1][2]) is None
+
+
+@pytest.mark.parametrize(("tables", "sizes", "expected"), [
+    (2, (3, 0), ["first", "true", "last_in_data_collection"]),            # an empty last table takes no mark
+    (2, (1, 2), ["first", "first_in_data_collection", "last"]),
+    (1, (1,), ["last"]),
+    (1, (2,), ["first", "last"]),
+])
+def test_blocking_snapshot_marks(tables: int, sizes: tuple[int, ...], expected: list[str]) -> None:
+    snap = BlockingSnapshot()
+    snap.start([f"db.t{i}" for i in range(tables)], {})
+    marks: list[str] = []
+    for n in sizes:
+        marks += snap.marks(n, last_chunk=True)
+        snap.rows_read += n
+        snap.table_rows += n
+        snap.finish_table()
+    assert marks == expected
 
 
 @pytest.mark.parametrize("channels", [frozenset({"sink", "log"}), frozenset({"log"}), frozenset()])

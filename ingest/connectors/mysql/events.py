@@ -65,10 +65,10 @@ class MySqlEventDispatcher:
         return heartbeat_to_bronze(event, seq=seq, position=position)
 
     def notification(self, topic: str, notification_id: str, kind: str, data: dict[str, str], seq: str,
-                     position: str) -> BronzeEvent:
-        """An incremental snapshot notification on notification.sink.topic.name (op NULL, like a heartbeat)."""
-        event = ev.NotificationEvent(topic, notification_id, "Incremental Snapshot", kind, data,
-                                     int(time.time() * 1000))
+                     position: str, aggregate: str) -> BronzeEvent:
+        """A snapshot notification (aggregate type `aggregate`) on notification.sink.topic.name (op NULL, like a
+        heartbeat)."""
+        event = ev.NotificationEvent(topic, notification_id, aggregate, kind, data, int(time.time() * 1000))
         return notification_to_bronze(event, seq=seq, position=position)
 
     def transaction_event(self, event: ev.TransactionEvent, seq: str, position: str) -> BronzeEvent:

@@ -26,9 +26,10 @@ from ingest.connectors.mysql.snapshot_block import key_json, key_param, read_fro
 from ingest.errors import ConfigError, LakecdcError
 from ingest.sqlutil import quote_ident
 
-# emit_read(out, codec, after) and emit_notification(out, kind, data) of the streaming source
-ReadEmitter = Callable[[Any, TableCodec, str, dict[str, Any]], None]
-NotificationEmitter = Callable[[Any, str, dict[str, str]], None]
+# emit_read(out, codec, table, after, source.snapshot) and emit_notification(out, kind, data, aggregate) of the
+# streaming source
+ReadEmitter = Callable[[Any, TableCodec, str, dict[str, Any], str], None]
+NotificationEmitter = Callable[[Any, str, dict[str, str], str], None]
 
 
 def signal_table(config: MySqlProperties) -> tuple[str, str] | None:
@@ -128,13 +129,18 @@ class MySqlIncremental(SignalledSnapshots):
     def state_changed(self) -> None:
         self._on_state()
 
-    def emit_notification(self, out: Any, kind: str, data: dict[str, str]) -> None:
-        self._emit_notification(out, kind, data)
+    def emit_notification(self, out: Any, kind: str, data: dict[str, str], aggregate: str) -> None:
+        self._emit_notification(out, kind, data, aggregate)
 
     def emit_read(self, out: Any, table: str, row: Any) -> None:
         codec = self.codecs.get(*table.split(".", 1))
         if codec is not None:
-            self._emit_read(out, codec, table, row)
+            self._emit_read(out, codec, table, row, "incremental")
+
+    def emit_blocking_read(self, out: Any, table: str, row: Any, mark: str) -> None:
+        codec = self.codecs.get(*table.split(".", 1))
+        if codec is not None:
+            self._emit_read(out, codec, table, row, mark)
 
     def has_key(self, table: str) -> str | None:
         db, name = table.split(".", 1)
@@ -147,10 +153,10 @@ class MySqlIncremental(SignalledSnapshots):
         db, name = table.split(".", 1)
         pk = self._pk(db, name)
         order = ", ".join(f"{quote_ident(k)} DESC" for k in pk)
-        sql = (f"SELECT {', '.join(quote_ident(k) for k in pk)} FROM {read_from((db, name), None)} WHERE TRUE"
+        sql = (f"SELECT {', '.join(quote_ident(k) for k in pk)} FROM {_from(db, name, condition)} WHERE TRUE"
                f"{_where(condition)} ORDER BY {order} LIMIT 1")
         with self._connection().cursor() as cur:
-            cur.execute(sql)
+            cur.execute(sql, ())   # () : % is formatted (doubled in the condition) as in read_chunk
             row = cur.fetchone()
         return [key_json(v) for v in row] if row is not None else None
 
@@ -164,13 +170,13 @@ class MySqlIncremental(SignalledSnapshots):
         names = [col.name for col in model.columns]
         key_row = f"({', '.join(quote_ident(k) for k in pk)})"
         marks = f"({', '.join(['%s'] * len(pk))})"
-        sql = (f"SELECT {', '.join(select_sql(col) for col in model.columns)} FROM {read_from((db, name), None)} "
+        sql = (f"SELECT {', '.join(select_sql(col) for col in model.columns)} FROM {_from(db, name, condition)} "
                f"WHERE {key_row} <= {marks}")
         params = [key_param(v) for v in max_key]
         if last_key is not None:
             sql += f" AND {key_row} > {marks}"
             params += [key_param(v) for v in last_key]
-        sql += f"{_where(condition, escape=True)} ORDER BY {', '.join(quote_ident(k) for k in pk)} LIMIT {int(size)}"
+        sql += f"{_where(condition)} ORDER BY {', '.join(quote_ident(k) for k in pk)} LIMIT {int(size)}"
         with self._connection().cursor() as cur:
             cur.execute(sql, params)
             rows = cur.fetchall()
@@ -203,8 +209,14 @@ def _window_key(codec: TableCodec, row: dict[str, Any]) -> Key:
     return tuple(orjson.dumps(v).decode() for v in key.values())
 
 
-def _where(condition: str | None, escape: bool = False) -> str:
-    """` AND (condition)` of additional-conditions (its % doubled where the statement has parameters)."""
-    if not condition:
+def _from(db: str, name: str, condition: str | None) -> str:
+    """What a chunk reads: the table, or an additional condition that is a whole SELECT (as the table's name)."""
+    return read_from((db, name), condition if signals.is_select(condition) else None)
+
+
+def _where(condition: str | None) -> str:
+    """` AND (condition)` of an additional condition that is a WHERE condition (its % doubled: the statements are
+    formatted with parameters)."""
+    if not condition or signals.is_select(condition):
         return ""
-    return f" AND ({condition.replace('%', '%%') if escape else condition})"
+    return f" AND ({condition.replace('%', '%%')})"

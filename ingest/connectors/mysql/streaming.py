@@ -107,6 +107,7 @@ class MySqlStreamingSource:
                 conn.close()
         self.incremental.resumed()
         self._reset_txn()
+        self._between = True   # no transaction open in the binlog read so far
 
     def _reset_txn(self) -> None:
         self.txn_gtid: str | None = None
@@ -121,7 +122,7 @@ class MySqlStreamingSource:
     def position(self) -> str:
         if self._position is None:
             self._position = MySqlOffset.streaming(self.file, self.txn_pos, str(self.gtids),
-                                                   self.incremental.snapshot.state()).to_json()
+                                                   self.incremental.state()).to_json()
         return self._position
 
     def _reader(self) -> _Reader:
@@ -142,6 +143,9 @@ class MySqlStreamingSource:
         last_heartbeat = started
         try:
             while True:
+                if self.incremental.blocking_due:   # resumed in one, or paused for one below
+                    yield from self._blocking_snapshot(batch, limits)
+                    batch, started = Batch(), time.monotonic()
                 reader = self._reader()
                 got_any = False
                 try:
@@ -149,6 +153,8 @@ class MySqlStreamingSource:
                         got_any = True
                         failures = 0  # progress: only consecutive failed reconnects count towards the limit
                         self._handle(event, batch)
+                        if self._between and self.incremental.blocking_due:
+                            break   # a blocking snapshot: the binlog is read on after it, from this boundary
                         if len(batch) >= limits.max_events or time.monotonic() - started >= limits.max_seconds:
                             yield batch
                             batch, started = Batch(), time.monotonic()
@@ -181,6 +187,18 @@ class MySqlStreamingSource:
         finally:
             self.incremental.close()
 
+    def _blocking_snapshot(self, batch: Batch, limits: BatchLimits) -> Iterator[Batch]:
+        """A blocking snapshot, with the binlog reader closed at a transaction boundary: its tables read one chunk at
+        a time (batches hold whole chunks); the binlog is read on from the same position afterwards."""
+        started = time.monotonic()
+        while self.incremental.blocking_due:
+            self.incremental.blocking_chunk(_SignalOut(batch, None, 0))
+            if (len(batch) >= limits.max_events or not self.incremental.blocking_due
+                    or time.monotonic() - started >= limits.max_seconds):
+                batch.caught_up = False
+                yield batch
+                batch, started = Batch(), time.monotonic()
+
     # ------------------------------------------------------------------ event handling
     def _handle(self, event: Any, batch: Batch) -> None:
         if isinstance(event, RotateEvent):
@@ -193,6 +211,7 @@ class MySqlStreamingSource:
         start = end - int(event.packet.event_size)
         if isinstance(event, MariadbGtidEvent | GtidEvent):
             self._reset_txn()
+            self._between = False
             self.txn_pos = start
             self.txn_gtid = event.gtid
             self.txn_begin_end, self.txn_ts_ms = end, int(event.timestamp) * 1000
@@ -206,6 +225,7 @@ class MySqlStreamingSource:
             text = event.query.strip()
             upper = text[:20].upper()
             if upper.startswith("BEGIN"):
+                self._between = False
                 if self.txn_gtid is None:
                     self.txn_pos = start
                     self.txn_begin_end, self.txn_ts_ms = end, int(event.timestamp) * 1000
@@ -223,6 +243,7 @@ class MySqlStreamingSource:
         if self.txn_gtid:
             self.gtids.add(self.txn_gtid)
         self._reset_txn()
+        self._between = True
         self.txn_pos = end
         if tracker is not None:  # END after the commit: its position resumes after the transaction
             self._transaction_event(batch, tracker.end(ts_ms), self._seq(end, 0))
@@ -374,22 +395,23 @@ class MySqlStreamingSource:
         return seq
 
     def _emit_incremental_read(self, out: _SignalOut, codec: TableCodec, table_id: str,
-                               after: dict[str, Any]) -> None:
+                               after: dict[str, Any], snapshot: str) -> None:
+        """A read event of an incremental (`snapshot` "incremental") or blocking snapshot (its mark)."""
         seq = self._signal_seq(out)
         if seq is None:
             return
         db, table = table_id.split(".", 1)
         source = self.events.source(ts_ms=int(time.time() * 1000), db=db, table=table, file=self.file,
-                                    pos=self.txn_pos, snapshot="incremental", server_id=out.server_id,
+                                    pos=self.txn_pos, snapshot=snapshot, server_id=out.server_id,
                                     gtid=self.txn_gtid)
         out.batch.events.append(self.events.data_event(codec, "r", None, after, source, seq, self.position()))
 
-    def _emit_notification(self, out: _SignalOut, kind: str, data: dict[str, str]) -> None:
+    def _emit_notification(self, out: _SignalOut, kind: str, data: dict[str, str], aggregate: str) -> None:
         seq = self._signal_seq(out)
         if seq is None:
             return
         out.batch.events.append(self.events.notification(self.config.notification_topic, f"{self.file}:{seq}", kind,
-                                                         data, seq, self.position()))
+                                                         data, seq, self.position(), aggregate))
 
     def _incremental_state_changed(self) -> None:
         self._position = None   # the events from here on carry the new state

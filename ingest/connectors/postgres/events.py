@@ -180,27 +180,44 @@ class PostgresEventDispatcher:
             event, seq=seq, position=self.offsets.streaming_position(self.offsets.restart_lsn)))
 
     def notification(self, pending: PendingBatch, txn: Transaction, lsn: int, kind: str,
-                     data: dict[str, str]) -> None:
+                     data: dict[str, str], aggregate: str) -> None:
         """An incremental snapshot notification on notification.sink.topic.name, in `txn` at `lsn`; its position
         holds the snapshot's state as it is now (a resumed run continues from there)."""
         seq = self.next_seq(txn, lsn)
         if seq is None:
             return
         event = ev.NotificationEvent(self.props.notification_topic or "", f"{txn.xid}:{lsn}:{txn.index}",
-                                     "Incremental Snapshot", kind, data, now_ms())
+                                     aggregate, kind, data, now_ms())
         txn.position = None   # the state changed: the transaction's next events take the new one
         pending.events.append(notification_to_bronze(event, seq=seq,
                                                      position=self.offsets.streaming_position(txn.commit_lsn)))
 
-    def notification_between(self, pending: PendingBatch, kind: str, data: dict[str, str]) -> None:
-        """A notification between transactions (a signal from the signal file): a seq and a position as a
-        heartbeat's, after the last complete transaction."""
+    def notification_between(self, pending: PendingBatch, kind: str, data: dict[str, str], aggregate: str) -> None:
+        """A notification between transactions (a signal from the signal file, a blocking snapshot): a seq and a
+        position as a heartbeat's, after the last complete transaction."""
         seq = heartbeat_seq(self.offsets.restart_lsn, self.offsets.last_seq)
         if not self.offsets.claim(seq):
             return
-        event = ev.NotificationEvent(self.props.notification_topic or "", f"{seq}", "Incremental Snapshot", kind,
-                                     data, now_ms())
+        event = ev.NotificationEvent(self.props.notification_topic or "", f"{seq}", aggregate, kind, data, now_ms())
         pending.events.append(notification_to_bronze(
+            event, seq=seq, position=self.offsets.streaming_position(self.offsets.restart_lsn)))
+
+    def blocking_read(self, pending: PendingBatch, table: CapturedTable, row: list[Any], mark: str) -> None:
+        """A blocking snapshot's read event (source.snapshot `mark`, lsn: where streaming paused) between
+        transactions: a seq and a position as a heartbeat's, the position holding the snapshot's state."""
+        seq = heartbeat_seq(self.offsets.restart_lsn, self.offsets.last_seq)
+        if not self.offsets.claim(seq):
+            return
+        d = table.definition
+        ts_ns = time.time_ns()
+        source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ns // 1_000_000,
+                                   db=self.props.dbname, schema=d.schema, table=d.table, snapshot=mark,
+                                   sequence=postgresql_sequence(self.offsets.restart_lsn, self.offsets.restart_lsn),
+                                   ts_us=ts_ns // 1000, txId=None, lsn=self.offsets.restart_lsn)
+        after = table.row(row, self.props.unavailable_value_placeholder)
+        event = ev.change(table.schemas, "r", source=source, after=after, key=table.key_from(after, row),
+                          ts_ms=ts_ns // 1_000_000)
+        pending.events.append(change_to_bronze(
             event, seq=seq, position=self.offsets.streaming_position(self.offsets.restart_lsn)))
 
     def transaction_event(self, pending: PendingBatch, txn: Transaction, event: ev.TransactionEvent,

@@ -14,7 +14,7 @@ from typing import Any
 from psycopg2 import sql
 
 from ingest.connectors import signals
-from ingest.connectors.incremental import IncrementalSnapshot, Key, SignalledSnapshots
+from ingest.connectors.incremental import Key, SignalledSnapshots
 from ingest.connectors.postgres.events import PendingBatch, PostgresEventDispatcher, Transaction, now_ms
 from ingest.connectors.postgres.offsets import OffsetContext
 from ingest.connectors.postgres.properties import PostgresProperties
@@ -64,8 +64,7 @@ class PostgresIncremental(SignalledSnapshots):
         self.signal_relid: int | None = None
 
     def resume(self) -> None:
-        self.snapshot = IncrementalSnapshot.from_state(self.offsets.incremental)
-        self.resumed()
+        self.restore(self.offsets.incremental)
 
     # -- the stream ----------------------------------------------------------------------------------------
     def relation(self, relid: int, schema: str, name: str) -> None:
@@ -102,14 +101,19 @@ class PostgresIncremental(SignalledSnapshots):
         return [f"{schema}.{name}" for schema, name, _ in self.captured_tables()]
 
     def state_changed(self) -> None:
-        self.offsets.incremental = self.snapshot.state()
+        self.offsets.incremental = self.state()
 
-    def emit_notification(self, out: Any, kind: str, data: dict[str, str]) -> None:
+    def emit_notification(self, out: Any, kind: str, data: dict[str, str], aggregate: str) -> None:
         txn, lsn, pending = out
-        if txn is None:   # a signal from the file, between transactions
-            self.events.notification_between(pending, kind, data)
+        if txn is None:   # a signal from the file or the blocking snapshot, between transactions
+            self.events.notification_between(pending, kind, data, aggregate)
         else:
-            self.events.notification(pending, txn, lsn, kind, data)
+            self.events.notification(pending, txn, lsn, kind, data, aggregate)
+
+    def emit_blocking_read(self, out: Any, table_name: str, row: Any, mark: str) -> None:
+        table = self._table(table_name)
+        if table is not None:
+            self.events.blocking_read(out[2], table, row, mark)
 
     def emit_read(self, out: Any, table_name: str, row: Any) -> None:
         txn, lsn, pending = out
@@ -178,7 +182,18 @@ def _literals(key: list[str | None], types: list[str]) -> sql.Composable:
 
 
 def _where(condition: str | None) -> sql.Composable:
-    return sql.SQL(" AND ({})").format(sql.SQL(condition)) if condition else sql.SQL("")
+    """` AND (condition)` of an additional condition that is a WHERE condition."""
+    if not condition or signals.is_select(condition):
+        return sql.SQL("")
+    return sql.SQL(" AND ({})").format(sql.SQL(condition))
+
+
+def _from(table: CapturedTable, condition: str | None) -> sql.Composable:
+    """What a chunk reads: the table, or an additional condition that is a whole SELECT, as `t`."""
+    d = table.definition
+    if condition and signals.is_select(condition):
+        return sql.SQL("({}) AS t").format(sql.SQL(condition))
+    return sql.SQL("{} AS t").format(sql.Identifier(d.schema, d.table))
 
 
 def _max_key(conn: Any, table: CapturedTable, condition: str | None) -> list[str | None] | None:
@@ -186,8 +201,8 @@ def _max_key(conn: Any, table: CapturedTable, condition: str | None) -> list[str
     columns = sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(n)) for n in d.primary_key)
     # ORDER BY names the table's columns (`t.`): a bare name would be the selected text of the same name
     order = sql.SQL(", ").join(sql.SQL("t.{} DESC").format(sql.Identifier(n)) for n in d.primary_key)
-    query = sql.SQL("SELECT {} FROM {} AS t WHERE TRUE{} ORDER BY {} LIMIT 1").format(
-        columns, sql.Identifier(d.schema, d.table), _where(condition), order)
+    query = sql.SQL("SELECT {} FROM {} WHERE TRUE{} ORDER BY {} LIMIT 1").format(
+        columns, _from(table, condition), _where(condition), order)
     with conn.cursor() as cur:
         cur.execute(query)
         row = cur.fetchone()
@@ -201,8 +216,8 @@ def _read_chunk(conn: Any, table: CapturedTable, last_key: list[str | None] | No
     key, types = _key_sql(table)
     columns = sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(n)) for n in table.column_names)
     lower = sql.SQL(" AND {} > {}").format(key, _literals(last_key, types)) if last_key is not None else sql.SQL("")
-    query = sql.SQL("SELECT {} FROM {} AS t WHERE {} <= {}{}{} ORDER BY {} LIMIT {}").format(
-        columns, sql.Identifier(d.schema, d.table), key, _literals(max_key, types), lower, _where(condition),
+    query = sql.SQL("SELECT {} FROM {} WHERE {} <= {}{}{} ORDER BY {} LIMIT {}").format(
+        columns, _from(table, condition), key, _literals(max_key, types), lower, _where(condition),
         sql.SQL(", ").join(sql.SQL("t.{}").format(sql.Identifier(n)) for n in d.primary_key), sql.Literal(size))
     with conn.cursor() as cur:
         cur.execute(query)

@@ -103,6 +103,20 @@ class PostgresStreamingSource:
         last_heartbeat = last_data = time.monotonic()
         failures = 0
         while True:
+            if txn is None and self.incremental.blocking_due:
+                # a blocking snapshot: the stream waits (between two transactions) while its tables are read, one
+                # chunk per pass; feedback keeps the walsender from timing the connection out meanwhile
+                self.incremental.blocking_chunk((None, None, pending))
+                try:
+                    self._send_ack(cur)
+                    cur.send_feedback(force=True)
+                except (psycopg2.Error, OSError):
+                    pass   # a lost connection shows at the next read, which reconnects
+                if (len(pending) >= limits.max_events or not self.incremental.blocking_due
+                        or time.monotonic() - pending.started >= limits.max_seconds):
+                    yield self._flush(pending, caught_up=False)
+                    pending = PendingBatch()
+                continue
             try:
                 self._send_ack(cur)
                 msg = cur.read_message()

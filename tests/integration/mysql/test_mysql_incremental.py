@@ -17,7 +17,16 @@ import pymysql
 import pytest
 import yaml
 
-from tests.support.pg_e2e import ROOT, bronze_events, kill_while_chunks_land, resume_position, start_run
+from tests.support.pg_e2e import (
+    ROOT,
+    assert_same_rows,
+    bronze_events,
+    check_notifications,
+    check_snapshot_marks,
+    kill_while_chunks_land,
+    resume_position,
+    start_run,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -122,54 +131,60 @@ def replay(events: list[dict]) -> dict[str, dict[str, dict]]:
     return state
 
 
-def test_incremental_snapshot_while_rows_change_and_runs_are_killed(mariadb_params: dict, tmp_path: Path) -> None:
-    rows = 6_000
+@pytest.mark.parametrize(("kind", "rows", "chunk"), [("incremental", 6_000, 100), ("blocking", 15_000, 50)])
+def test_a_snapshot_while_rows_change_and_runs_are_killed(mariadb_params: dict, tmp_path: Path, kind: str, rows: int,
+                                                         chunk: int) -> None:
+    """An incremental snapshot (chunks between watermarks while the binlog streams) or a blocking one (the binlog
+    read stops at a transaction boundary while the tables are read, then goes on from there) of t1 and t2 (a
+    two-column key); `lakecdc run` is SIGKILLed 5 times while chunks land, each run going on at the chunk after the
+    last one landed; bronze replayed equals the source, no seq twice, reads marked as the snapshot type marks them."""
     conn = pymysql.connect(**mariadb_params, autocommit=True)
     prepare(conn, rows)
-    config = write_config(tmp_path, mariadb_params, chunk=100)
+    config = write_config(tmp_path, mariadb_params, chunk=chunk)
     warehouse, log = tmp_path / "warehouse", tmp_path / "run.log"
 
     def state() -> dict | None:
-        return (resume_position(warehouse, SOURCE) or {}).get("incremental")
+        position = (resume_position(warehouse, SOURCE) or {}).get("incremental")
+        return (position or {}).get("blocking") if kind == "blocking" else position
 
     lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")   # the schema, no rows (no_data)
     workload = Workload(mariadb_params, rows, seed=23)
     workload.start()
     try:
-        out = lakecdc(config, "signal", "execute-snapshot", "--source", SOURCE, "--tables", f"{DB}.t1",
-                      f"{DB}\\.t2").stdout
+        out = lakecdc(config, "signal", "execute-snapshot", "--type", kind, "--source", SOURCE, "--tables",
+                      f"{DB}.t1", f"{DB}\\.t2").stdout
         assert "signal execute-snapshot written" in out, out
-        kill_while_chunks_land(config, log, warehouse, 5, source=SOURCE)
+        kill_while_chunks_land(config, log, warehouse, 5, source=SOURCE, blocking=kind == "blocking")
     finally:
         workload.stop_flag.set()
         workload.join(timeout=30)
     assert workload.error is None, workload.error
     assert workload.ops > 0
     assert state() is not None, "the snapshot ended before the kills: make the chunks smaller"
-    # the last run, in snapshot.mode=recovery (the schema history rebuilt at the stored position): it goes on
-    # with the snapshot under way and is caught up only once that is over
-    settings = yaml.safe_load(config.read_text())
-    settings["sources"][SOURCE]["snapshot.mode"] = "recovery"
-    config.write_text(yaml.safe_dump(settings))
+    if kind == "incremental":
+        # the last run in snapshot.mode=recovery (the schema history rebuilt at the stored position): it goes on
+        # with the snapshot under way
+        settings = yaml.safe_load(config.read_text())
+        settings["sources"][SOURCE]["snapshot.mode"] = "recovery"
+        config.write_text(yaml.safe_dump(settings))
+    # the last run is caught up only once the snapshot is over
     assert start_run(config, log, source=SOURCE).wait(timeout=900) == 0, log.read_text()[-3000:]
     assert state() is None
 
     events = bronze_events(warehouse, SOURCE)
-    reads = [e for e in events if e["op"] == "r"]
-    assert reads and all(json.loads(e["value"])["source"]["snapshot"] == "incremental" for e in reads)
-    assert {e["table_id"].split(".")[-1] for e in reads} == {"t1", "t2"}
     seqs = [e["seq"] for e in events]
     assert len(seqs) == len(set(seqs)), "a seq landed twice"
-    notifications = [json.loads(e["value"])["type"] for e in sorted(events, key=lambda e: e["seq"])
-                     if e["table_id"].startswith("__debezium-notification")]
-    assert notifications.count("STARTED") >= 1 and notifications[-1] == "COMPLETED", notifications[-5:]
+    reads = sorted((e for e in events if e["op"] == "r"), key=lambda e: e["seq"])
+    assert {e["table_id"].split(".")[-1] for e in reads} == {"t1", "t2"}
+    check_snapshot_marks(kind, [json.loads(e["value"])["source"]["snapshot"] for e in reads])
+    check_notifications(kind, events)
     replayed, source = replay(events), source_rows(conn)
     for table in ("t1", "t2"):   # every row: read by the snapshot or changed since, never rolled back
-        wrong = sorted(k for k in replayed[table].keys() | source[table].keys()
-                       if replayed[table].get(k) != source[table].get(k))
-        assert not wrong, (f"{table}: {len(wrong)} rows differ, e.g. "
-                           f"{[(k, replayed[table].get(k), source[table].get(k)) for k in wrong[:5]]}")
+        assert_same_rows(table, replayed[table], source[table])
     assert len(replayed["t1"]) > rows * 0.9
+    if kind == "blocking":
+        conn.close()
+        return
     # a signal that cannot be carried out is a log line, not a crash
     lakecdc(config, "signal", "execute-snapshot", "--source", SOURCE, "--tables", "no_such.table")
     with conn.cursor() as cur:
@@ -185,10 +200,13 @@ def test_incremental_snapshot_while_rows_change_and_runs_are_killed(mariadb_para
     conn.close()
 
 
-def test_a_table_added_to_the_include_list_at_run_time_gets_its_rows(mariadb_params: dict, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["incremental", "blocking"])
+def test_a_table_added_to_the_include_list_at_run_time_gets_its_rows(mariadb_params: dict, tmp_path: Path,
+                                                                      kind: str) -> None:
     """Issue 16: a source captures t1 only; t3 is added to table.include.list and the run restarted, then
     `execute-snapshot` reads its existing rows while its changes stream: bronze holds t3 exactly as the source has
-    it, and t1 went on streaming."""
+    it, and t1 went on streaming. The blocking snapshot reads t3 through a whole SELECT (Debezium's form of its
+    additional condition) that leaves out row 50."""
     conn = pymysql.connect(**mariadb_params, autocommit=True)
     prepare(conn, 200)
     config = write_config(tmp_path, mariadb_params, chunk=30)
@@ -207,7 +225,10 @@ def test_a_table_added_to_the_include_list_at_run_time_gets_its_rows(mariadb_par
     with conn.cursor() as cur:
         cur.execute(f"UPDATE {DB}.t3 SET v = 'after' WHERE id BETWEEN 5 AND 15")
         cur.execute(f"UPDATE {DB}.t1 SET n = 1")
-    lakecdc(config, "signal", "execute-snapshot", "--source", SOURCE, "--tables", f"{DB}.t3")
+    condition = [] if kind == "incremental" else [
+        "--condition", f"{DB}.t3=SELECT * FROM {DB}.t3 WHERE id <> 50 ORDER BY v DESC"]
+    lakecdc(config, "signal", "execute-snapshot", "--type", kind, "--source", SOURCE, "--tables", f"{DB}.t3",
+            *condition)
     with conn.cursor() as cur:
         cur.execute(f"INSERT INTO {DB}.t3 VALUES (500, 'new')")
         cur.execute(f"DELETE FROM {DB}.t3 WHERE id = 1")
@@ -215,11 +236,17 @@ def test_a_table_added_to_the_include_list_at_run_time_gets_its_rows(mariadb_par
     events = bronze_events(tmp_path / "warehouse", SOURCE)
     state, source = replay(events), source_rows(conn, ("t1", "t3"))
     conn.close()
-    assert state["t3"] == source["t3"] and len(source["t3"]) == 100
+    assert len(source["t3"]) == 100
+    if kind == "blocking":
+        source["t3"].pop('{"id":50}')   # left out by the SELECT, never changed
+    assert state["t3"] == source["t3"]
     assert state["t1"] == source["t1"]
-    reads = {e["table_id"].split(".")[-1] for e in events if e["op"] == "r"
-             and json.loads(e["value"])["source"]["snapshot"] == "incremental"}
-    assert reads == {"t3"}
+    marks: dict[str, set[str]] = {"t1": set(), "t3": set()}
+    for e in events:
+        if e["op"] == "r":
+            marks[e["table_id"].split(".")[-1]].add(json.loads(e["value"])["source"]["snapshot"])
+    assert marks["t3"] == ({"incremental"} if kind == "incremental" else {"first", "true", "last"}), marks["t3"]
+    assert "incremental" not in marks["t1"]
 
 
 def test_lakecdc_signal_writes_the_signal_file_and_the_run_carries_it_out(mariadb_params: dict,
