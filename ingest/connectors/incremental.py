@@ -20,7 +20,6 @@ before streaming on."""
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
@@ -46,6 +45,7 @@ class ChunkWindow:
     last_key: list[str | None] | None   # the key of the chunk's last row read: the next chunk starts after it
     full: bool                          # as many rows as the chunk size: the table may have more
     opened: bool = False
+    read: int = 0                       # rows the chunk's SELECT returned
 
 
 @dataclass
@@ -59,6 +59,7 @@ class IncrementalSnapshot:
     max_key: list[str | None] | None = None
     max_key_read: bool = False
     paused: bool = False
+    table_rows: int = 0   # rows read of the current table
     window: ChunkWindow | None = None
 
     @classmethod
@@ -67,7 +68,7 @@ class IncrementalSnapshot:
             return cls()
         return cls(state.get("id"), list(state.get("tables") or []), dict(state.get("conditions") or {}),
                    state.get("last_key"), state.get("max_key"), bool(state.get("max_key_read")),
-                   bool(state.get("paused")))
+                   bool(state.get("paused")), int(state.get("table_rows") or 0))
 
     def state(self) -> dict[str, Any] | None:
         """What the position keeps (None when no incremental snapshot is under way)."""
@@ -75,7 +76,7 @@ class IncrementalSnapshot:
             return None
         return {"id": self.snapshot_id, "tables": self.tables, "conditions": self.conditions,
                 "last_key": self.last_key, "max_key": self.max_key, "max_key_read": self.max_key_read,
-                "paused": self.paused}
+                "paused": self.paused, "table_rows": self.table_rows}
 
     @property
     def active(self) -> bool:
@@ -103,6 +104,7 @@ class IncrementalSnapshot:
         removed = list(self.tables) if tables is None else [t for t in self.tables if t in tables]
         if self.current in removed:
             self.window, self.last_key, self.max_key, self.max_key_read = None, None, None, False
+            self.table_rows = 0
         self.tables = [t for t in self.tables if t not in removed]
         for table in removed:
             self.conditions.pop(table, None)
@@ -119,6 +121,7 @@ class IncrementalSnapshot:
         done = self.tables.pop(0)
         self.conditions.pop(done, None)
         self.last_key, self.max_key, self.max_key_read, self.window = None, None, False, None
+        self.table_rows = 0
         if not self.tables:
             self.snapshot_id = None
         return done
@@ -127,7 +130,7 @@ class IncrementalSnapshot:
     def begin_chunk(self, chunk_id: str, table: str, rows: list[tuple[Key, list[Any]]], size: int) -> ChunkWindow:
         """The chunk just read (after writing its open watermark, before its close one), in key order."""
         self.window = ChunkWindow(chunk_id, table, dict(rows),
-                                  list(rows[-1][0]) if rows else self.last_key, len(rows) >= size)
+                                  list(rows[-1][0]) if rows else self.last_key, len(rows) >= size, read=len(rows))
         return self.window
 
     def watermark_opened(self, chunk_id: str) -> None:
@@ -150,8 +153,9 @@ class IncrementalSnapshot:
 
     def chunk_done(self, window: ChunkWindow) -> bool:
         """After a chunk's rows were emitted: the next chunk starts after its last key; True when the table is
-        read to its max key."""
+        read to its max key (and finished)."""
         self.window = None
+        self.table_rows += window.read
         if not window.full or window.last_key is None or window.last_key == self.max_key:
             self.finish_table()
             return True
@@ -166,7 +170,8 @@ class BlockingSnapshot(IncrementalSnapshot):
     rows read so far (for the source.snapshot marks)."""
 
     rows_read: int = 0    # rows of the whole snapshot
-    table_rows: int = 0   # rows of the current table
+    collections: list[str] = field(default_factory=list)   # every table asked for (notifications' data_collections)
+    origin: dict[str, Any] | None = None   # the connector's note of where its stream paused (source block values)
 
     @classmethod
     def from_state(cls, state: dict[str, Any] | None) -> BlockingSnapshot:
@@ -174,21 +179,22 @@ class BlockingSnapshot(IncrementalSnapshot):
         if not state:
             return cls()
         return cls(base.snapshot_id, base.tables, base.conditions, base.last_key, base.max_key, base.max_key_read,
-                   rows_read=int(state.get("rows_read") or 0), table_rows=int(state.get("table_rows") or 0))
+                   table_rows=base.table_rows, rows_read=int(state.get("rows_read") or 0),
+                   collections=list(state.get("collections") or []), origin=state.get("origin"))
 
     def state(self) -> dict[str, Any] | None:
         state = super().state()
         if state is not None:
             state.pop("paused")
-            state.update(rows_read=self.rows_read, table_rows=self.table_rows)
+            state.update(rows_read=self.rows_read, collections=self.collections, origin=self.origin)
         return state
 
-    def finish_table(self) -> str:
-        self.table_rows = 0
-        done = super().finish_table()
-        if not self.tables:
-            self.rows_read = 0
-        return done
+    def start(self, tables: list[str], conditions: dict[str, str]) -> list[str]:
+        if not self.tables:   # a new snapshot (the last one's rows were emitted with its origin and marks)
+            self.rows_read, self.origin, self.collections = 0, None, []
+        added = super().start(tables, conditions)
+        self.collections.extend(added)
+        return added
 
     def marks(self, n: int, last_chunk: bool) -> list[str]:
         """source.snapshot of the next `n` rows, as an initial snapshot marks them (SnapshotMarks' precedence):
@@ -273,6 +279,11 @@ class SignalledSnapshots(ABC):
         """The snapshots' state (state()) changed: the positions of the events emitted from now on hold the new
         one."""
 
+    def blocking_origin(self) -> dict[str, Any]:
+        """Where the stream paused for a blocking snapshot, as the connector's read events describe it (kept in the
+        state, so a resumed run gives the same source blocks)."""
+        return {}
+
     # -- the state in every position -------------------------------------------------------------------------
     def state(self) -> dict[str, Any] | None:
         """What positions keep: the incremental snapshot's state, with the blocking snapshot's under "blocking"
@@ -330,16 +341,16 @@ class SignalledSnapshots(ABC):
                                           "signal.data.collection: set it (the read-only variant is not built)")
             tables = self._resolve(signal, names)
             conditions = {t: f for name, f in conditions.items() for t in self._resolve(signal, [name])}
-            added = snap.start(tables, conditions)
-            self._changed("STARTED", out, {"data_collections": ",".join(added)})
+            snap.start(tables, conditions)
+            self._changed("STARTED", out, {"data_collections": ",".join(snap.tables)})
         elif signal.type == signals.STOP_SNAPSHOT:
             names = signal.data.get("data-collections")
             removed = snap.stop(self._resolve(signal, names) if names else None)
-            self._changed("ABORTED", out, {"data_collections": ",".join(removed)})
+            self._changed("ABORTED", out, {"data_collections": ",".join(removed)} if names else {})
         elif signal.type in (signals.PAUSE_SNAPSHOT, signals.RESUME_SNAPSHOT):
             if snap.active:
                 snap.paused = signal.type == signals.PAUSE_SNAPSHOT
-                self._changed("PAUSED" if snap.paused else "RESUMED", out, {})
+                self._changed("PAUSED" if snap.paused else "RESUMED", out, {"data_collections": ",".join(snap.tables)})
         elif signal.type == signals.LOG:
             log.info("%s: signal %s: %s", self.source_name, signal.id, signal.data.get("message", ""))
 
@@ -354,8 +365,8 @@ class SignalledSnapshots(ABC):
                 raise signals.SignalError(f"signal {signal.id!r}: blocking snapshot of {table} refused: the table "
                                           f"{why}")
         conditions = {t: f for name, f in conditions.items() for t in self._resolve(signal, [name])}
-        added = self.blocking.start(tables, conditions)
-        self._changed("STARTED", out, {"data_collections": ",".join(added)}, BLOCKING)
+        self.blocking.start(tables, conditions)
+        self._changed("STARTED", out, {}, BLOCKING)
 
     def _resolve(self, signal: signals.Signal, names: list[str]) -> list[str]:
         """Captured tables named by data-collections entries (a name or a regular expression); SignalError naming
@@ -371,7 +382,8 @@ class SignalledSnapshots(ABC):
 
     def _changed(self, kind: str, out: Any, data: dict[str, str], aggregate: str = INCREMENTAL) -> None:
         """The state changed: kept (state_changed), then notified on the enabled channels (log; sink: a
-        notification event, which also lands the new state with its position)."""
+        notification event, which also lands the new state with its position). `data`: Debezium's additional
+        data of the notification (the connector adds connector_name)."""
         self.state_changed()
         if "log" in self.notification_channels:
             signals.notify(self.source_name, kind, "%s: %s", aggregate, data or "")
@@ -407,9 +419,14 @@ class SignalledSnapshots(ABC):
         why = self.has_key(name)
         if why is not None:   # dropped since the signal
             signals.refuse(self.source_name, f"blocking snapshot of {name} skipped: the table {why}")
-            self._blocking_table_done(name, 0, out, "SKIPPED")
+            self._blocking_table_done(name, out, _scan_status(why))
             return
         condition = snap.conditions.get(name)
+        if snap.origin is None:
+            snap.origin = self.blocking_origin()
+        if snap.table_rows == 0 and snap.last_key is None and not snap.max_key_read:   # the table's first chunk
+            self._changed("IN_PROGRESS", out, {"current_collection_in_progress": name,
+                                               "data_collections": ",".join(snap.collections)}, BLOCKING)
         if not snap.max_key_read:
             snap.set_max_key(self.max_key(name, condition))
         rows: list[tuple[Key, Any]] = []
@@ -422,31 +439,46 @@ class SignalledSnapshots(ABC):
             snap.last_key = last
         snap.rows_read += len(rows)
         snap.table_rows += len(rows)
-        scanned = snap.table_rows
         if last_chunk:
-            self._blocking_table_done(name, scanned, out, "SUCCEEDED", [(row, mark) for (_, row), mark
-                                                                         in zip(rows, marks, strict=True)])
+            self._blocking_table_done(name, out, "SUCCEEDED", [(row, mark) for (_, row), mark
+                                                               in zip(rows, marks, strict=True)])
             return
         self.state_changed()
         for (_, row), mark in zip(rows, marks, strict=True):
             self.emit_blocking_read(out, name, row, mark)
 
-    def _blocking_table_done(self, name: str, scanned: int, out: Any, status: str,
+    def _blocking_table_done(self, name: str, out: Any, status: str,
                              rows: list[tuple[Any, str]] | None = None) -> None:
         """The current table's last rows (emitted with the state after the table), then its notification; the
         snapshot's end after its last table."""
-        self.blocking.finish_table()
+        snap = self.blocking
+        data = {"scanned_collection": name, "data_collections": ",".join(snap.collections),
+                "total_rows_scanned": str(snap.table_rows), "status": status}
+        snap.finish_table()
         self.state_changed()
         for row, mark in rows or []:
             self.emit_blocking_read(out, name, row, mark)
-        self._changed("TABLE_SCAN_COMPLETED", out, {"scanned_collection": name, "total_rows_scanned": str(scanned),
-                                                    "status": status}, BLOCKING)
-        if not self.blocking.active:
+        self._changed("TABLE_SCAN_COMPLETED", out, data, BLOCKING)
+        if not snap.active:
             self._changed("COMPLETED", out, {}, BLOCKING)
 
-    def next_chunk(self) -> None:
-        """Read the next chunk when one is due (the connector calls this with no transaction open in its stream):
-        open watermark, the chunk, close watermark."""
+    def _scan_data(self, status: str, rows: int) -> dict[str, str]:
+        """TABLE_SCAN_COMPLETED's data for the incremental snapshot's current table."""
+        return {"data_collections": ",".join(self.snapshot.tables), "scanned_collection": self.snapshot.current or "",
+                "total_rows_scanned": str(rows), "status": status}
+
+    def _table_scan_completed(self, out: Any, status: str) -> None:
+        """The incremental snapshot's current table is skipped or empty: on to the next."""
+        snap = self.snapshot
+        data = self._scan_data(status, snap.table_rows)
+        snap.finish_table()
+        self._changed("TABLE_SCAN_COMPLETED", out, data)
+        if not snap.active:
+            self._changed("COMPLETED", out, {})
+
+    def next_chunk(self, out: Any) -> None:
+        """Read the next chunk when one is due (the connector calls this with no transaction open in its stream;
+        `out`: its emission context there): open watermark, the chunk, close watermark."""
         snap = self.snapshot
         if not snap.wants_chunk():
             return
@@ -455,15 +487,13 @@ class SignalledSnapshots(ABC):
         why = self.has_key(name)
         if why is not None:
             signals.refuse(self.source_name, f"incremental snapshot of {name} skipped: the table {why}")
-            snap.finish_table()
-            self.state_changed()
+            self._table_scan_completed(out, _scan_status(why))
             return
         condition = snap.conditions.get(name)
         if not snap.max_key_read:
             snap.set_max_key(self.max_key(name, condition))
         if snap.max_key is None:   # empty (under the condition): nothing to read
-            snap.finish_table()
-            self.state_changed()
+            self._table_scan_completed(out, "EMPTY")
             return
         chunk_id = str(uuid.uuid4())
         self.write_watermark(f"{chunk_id}-open", signals.WINDOW_OPEN)
@@ -480,13 +510,30 @@ class SignalledSnapshots(ABC):
             return
         for row in window.rows.values():
             self.emit_read(out, window.table, row)
-        emitted = len(window.rows)
-        finished = snap.chunk_done(window)
-        data = {"data_collections": window.table, "current_collection_in_progress": window.table,
-                "last_processed_key": json.dumps(window.last_key), "rows_emitted": str(emitted)}
-        self._changed("TABLE_SCAN_COMPLETED" if finished else "IN_PROGRESS", out, data)
-        if finished and not snap.active:
-            self._changed("COMPLETED", out, {})
+        progress = {"data_collections": ",".join(snap.tables), "current_collection_in_progress": window.table,
+                    "maximum_key": _key_text(snap.max_key), "last_processed_key": _key_text(window.last_key)}
+        scanned = self._scan_data("SUCCEEDED", snap.table_rows + window.read)
+        finished = snap.chunk_done(window)   # the state after the chunk, in the notifications' positions
+        if window.read:   # Debezium notifies each chunk that read rows
+            self._changed("IN_PROGRESS", out, progress)
+        else:
+            self.state_changed()
+        if finished:
+            self._changed("TABLE_SCAN_COMPLETED", out, scanned)
+            if not snap.active:
+                self._changed("COMPLETED", out, {})
+
+
+def _scan_status(why: str) -> str:
+    """Debezium's TABLE_SCAN_COMPLETED status of a table skipped for `why` (has_key's reason)."""
+    return "NO_PRIMARY_KEY" if "primary key" in why else "UNKNOWN_SCHEMA"
+
+
+def _key_text(key: list[Any] | None) -> str:
+    """A key in a notification, as Debezium writes it: the values joined by commas, "<null>" for a null."""
+    if key is None:
+        return '"<null>"'
+    return ",".join("<null>" if v is None else str(v) for v in key)
 
 
 def _fullmatch(pattern: str, name: str) -> bool:

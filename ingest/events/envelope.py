@@ -591,6 +591,27 @@ class NotificationEvent:
                 "additional_data": self.additional_data, "timestamp": self.timestamp}
 
 
+def notification_data(data: dict[str, str], connector_name: str) -> dict[str, str]:
+    """A notification's additional_data as Debezium writes it: `data` plus connector_name (the logical name), in the
+    order of the Java HashMap it is built in (`new HashMap<>(data)`, then connector_name put): by bucket of the key's
+    String hash in the table's final size, insertion order within a bucket (Debezium's own order there comes from a
+    Map.of, which the JVM randomizes: `data`'s order stands in for it)."""
+    entries = [*data.items(), ("connector_name", connector_name)]
+    n = len(data)
+    # the table size after the copy constructor (tableSizeFor(n / 0.75 + 1)) and the put (resized past 0.75 full)
+    size = 16 if n == 0 else 1 << max(int(n / 0.75 + 1) - 1, 1).bit_length()
+    while len(entries) > size * 0.75:
+        size *= 2
+
+    def bucket(key: str) -> int:
+        h = 0
+        for ch in key:   # String.hashCode over UTF-16 units (the keys are ASCII)
+            h = (31 * h + ord(ch)) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (size - 1)
+
+    return dict(sorted(entries, key=lambda kv: bucket(kv[0])))
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Transaction metadata (provide.transaction.metadata=true)
 

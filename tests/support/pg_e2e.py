@@ -256,10 +256,3 @@ def check_notifications(kind: str, events: list[dict]) -> None:
              if value["aggregate_type"] == aggregate]
     assert types and types[0] == "STARTED" and types[-1] == "COMPLETED", types[:3] + types[-3:]
 
-
-def assert_same_rows(table: str, replayed: dict, source: dict) -> None:
-    """Bronze replayed equals the source table, row by row (keys compared as text)."""
-    replayed, source = {str(k): v for k, v in replayed.items()}, {str(k): v for k, v in source.items()}
-    wrong = sorted(k for k in replayed.keys() | source.keys() if replayed.get(k) != source.get(k))
-    assert not wrong, (f"{table}: {len(wrong)} rows differ, e.g. "
-                       f"{[(k, replayed.get(k), source.get(k)) for k in wrong[:5]]}")

@@ -163,6 +163,7 @@ class MemorySnapshots(SignalledSnapshots):
         super().__init__("mem", state, 2, True, None, True, notification_channels)
         self.rows = rows
         self.states: list[dict | None] = []   # state() at each state_changed()
+        self.notified: list[tuple[str, str, dict]] = []
         self.emitted: list[tuple[str, object]] = []
         self.watermarks_written: list[tuple[str, str]] = []
 
@@ -190,6 +191,7 @@ class MemorySnapshots(SignalledSnapshots):
 
     def emit_notification(self, out, kind, data, aggregate) -> None:
         self.emitted.append(("n", kind))
+        self.notified.append((aggregate, kind, data))
 
     def state_changed(self) -> None:
         self.states.append(self.state())
@@ -216,8 +218,12 @@ def test_a_blocking_snapshot_reads_whole_chunks_marks_them_and_resumes_after_the
     assert not resumed.active and resumed.state() is None
     marks = [item[1] for what, item in snapshots.emitted + resumed.emitted if what == "b"]
     assert marks == ["first", "true", "true", "true", "last"]
-    notifications = [kind for what, kind in snapshots.emitted + resumed.emitted if what == "n"]
-    assert notifications == ["STARTED", "TABLE_SCAN_COMPLETED", "COMPLETED"]
+    assert snapshots.notified + resumed.notified == [   # as Debezium's InitialSnapshotNotificationService
+        ("Initial Snapshot", "STARTED", {}),
+        ("Initial Snapshot", "IN_PROGRESS", {"current_collection_in_progress": "db.t", "data_collections": "db.t"}),
+        ("Initial Snapshot", "TABLE_SCAN_COMPLETED", {"scanned_collection": "db.t", "data_collections": "db.t",
+                                                      "total_rows_scanned": "5", "status": "SUCCEEDED"}),
+        ("Initial Snapshot", "COMPLETED", {})]
     # the last row lands with the state after the table: nothing is left to resume
     assert json.loads([e for e in resumed.emitted if e[0] == "b"][-1][1][2]) is None
 
@@ -249,7 +255,7 @@ def test_the_shared_chunk_loop_and_the_notification_channels(channels: frozenset
     snapshots = MemorySnapshots({1: "a", 2: "b", 3: "c"}, channels)
     snapshots.on_signal("s1", "execute-snapshot", json.dumps({"data-collections": ["db\\.t"]}), None)
     while snapshots.active:
-        snapshots.next_chunk()
+        snapshots.next_chunk(None)
         for signal_id, kind in snapshots.watermarks_written:   # the stream hands the watermarks back
             snapshots.on_table_row(signal_id, kind, None, None)
             if kind == "snapshot-window-open":
@@ -258,6 +264,32 @@ def test_the_shared_chunk_loop_and_the_notification_channels(channels: frozenset
     reads = [row for what, row in snapshots.emitted if what == "r"]
     assert reads == [(1, "a"), (3, "c")]
     notifications = [kind for what, kind in snapshots.emitted if what == "n"]
-    assert notifications == (["STARTED", "IN_PROGRESS", "TABLE_SCAN_COMPLETED", "COMPLETED"] if "sink" in channels
-                             else [])
-    assert logged == (["STARTED", "IN_PROGRESS", "TABLE_SCAN_COMPLETED", "COMPLETED"] if "log" in channels else [])
+    steps = ["STARTED", "IN_PROGRESS", "IN_PROGRESS", "TABLE_SCAN_COMPLETED", "COMPLETED"]   # a chunk of 2, of 1
+    assert notifications == (steps if "sink" in channels else [])
+    assert logged == (steps if "log" in channels else [])
+    if "sink" in channels:   # Debezium's additional data (IncrementalSnapshotNotificationService)
+        assert [data for _, _, data in snapshots.notified] == [
+            {"data_collections": "db.t"},
+            {"data_collections": "db.t", "current_collection_in_progress": "db.t", "maximum_key": "3",
+             "last_processed_key": "2"},
+            {"data_collections": "db.t", "current_collection_in_progress": "db.t", "maximum_key": "3",
+             "last_processed_key": "3"},
+            {"data_collections": "db.t", "scanned_collection": "db.t", "total_rows_scanned": "3",
+             "status": "SUCCEEDED"},
+            {}]
+        assert {aggregate for aggregate, _, _ in snapshots.notified} == {"Incremental Snapshot"}
+
+
+@pytest.mark.parametrize(("data", "order"), [
+    # measured on Debezium 3.6.3's postgres connector (blocking snapshot notifications, docs/signals.md)
+    ({"current_collection_in_progress": "s.a", "data_collections": "s.a,s.b"},
+     ["current_collection_in_progress", "connector_name", "data_collections"]),
+    ({"scanned_collection": "s.a", "data_collections": "s.a", "total_rows_scanned": "3", "status": "SUCCEEDED"},
+     ["scanned_collection", "connector_name", "total_rows_scanned", "data_collections", "status"]),
+    ({}, ["connector_name"]),
+])
+def test_notification_data_is_ordered_as_debeziums_hashmap(data: dict, order: list[str]) -> None:
+    from ingest.events.envelope import notification_data
+
+    built = notification_data(data, "shop")
+    assert list(built) == order and built["connector_name"] == "shop"

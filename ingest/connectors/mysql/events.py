@@ -68,7 +68,8 @@ class MySqlEventDispatcher:
                      position: str, aggregate: str) -> BronzeEvent:
         """A snapshot notification (aggregate type `aggregate`) on notification.sink.topic.name (op NULL, like a
         heartbeat)."""
-        event = ev.NotificationEvent(topic, notification_id, aggregate, kind, data, int(time.time() * 1000))
+        event = ev.NotificationEvent(topic, notification_id, aggregate, kind,
+                                     ev.notification_data(data, self.topic_prefix), int(time.time() * 1000))
         return notification_to_bronze(event, seq=seq, position=position)
 
     def transaction_event(self, event: ev.TransactionEvent, seq: str, position: str) -> BronzeEvent:

@@ -83,12 +83,14 @@ class MySqlIncremental(SignalledSnapshots):
     def __init__(self, config: MySqlProperties, source_name: str, tracker: SchemaTracker, codecs: TableCodecs,
                  connect: Callable[[], pymysql.connections.Connection], state: dict[str, Any] | None,
                  emit_read: ReadEmitter, emit_notification: NotificationEmitter,
-                 on_state: Callable[[], None], file_channel: signals.FileSignalChannel | None = None) -> None:
+                 on_state: Callable[[], None], file_channel: signals.FileSignalChannel | None = None,
+                 origin: Callable[[], dict[str, Any]] = dict) -> None:
         self.signal = signal_table(config)
         super().__init__(source_name, state, config.incremental_chunk_size, self.signal is not None, file_channel,
                          "source" in config.signal_channels, config.notification_channels)
         self.config, self.tracker, self.codecs, self.connect = config, tracker, codecs, connect
         self._emit_read, self._emit_notification, self._on_state = emit_read, emit_notification, on_state
+        self._origin = origin   # where the binlog read paused, for a blocking snapshot's source blocks
         self._conn: pymysql.connections.Connection | None = None
 
     def is_signal_table(self, db: str, table: str) -> bool:
@@ -114,7 +116,7 @@ class MySqlIncremental(SignalledSnapshots):
         `out`: the streaming source's emission context there."""
         self.poll_file(out)
         if self.signal is not None:
-            self.next_chunk()
+            self.next_chunk(out)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -136,6 +138,9 @@ class MySqlIncremental(SignalledSnapshots):
         codec = self.codecs.get(*table.split(".", 1))
         if codec is not None:
             self._emit_read(out, codec, table, row, "incremental")
+
+    def blocking_origin(self) -> dict[str, Any]:
+        return self._origin()
 
     def emit_blocking_read(self, out: Any, table: str, row: Any, mark: str) -> None:
         codec = self.codecs.get(*table.split(".", 1))

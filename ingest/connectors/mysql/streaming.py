@@ -98,7 +98,8 @@ class MySqlStreamingSource:
         self.last_seq = last_seq
         self.incremental = MySqlIncremental(config, source_name, tracker, codecs, connect, start.incremental,
                                             self._emit_incremental_read, self._emit_notification,
-                                            self._incremental_state_changed, file_channel)
+                                            self._incremental_state_changed, file_channel,
+                                            lambda: {"server_id": self._server_id})
         if self.incremental.signal is not None:
             conn = connect()
             try:
@@ -108,6 +109,7 @@ class MySqlStreamingSource:
         self.incremental.resumed()
         self._reset_txn()
         self._between = True   # no transaction open in the binlog read so far
+        self._server_id = 0    # of the last binlog event read (a blocking snapshot's source.server_id)
 
     def _reset_txn(self) -> None:
         self.txn_gtid: str | None = None
@@ -192,7 +194,8 @@ class MySqlStreamingSource:
         a time (batches hold whole chunks); the binlog is read on from the same position afterwards."""
         started = time.monotonic()
         while self.incremental.blocking_due:
-            self.incremental.blocking_chunk(_SignalOut(batch, None, 0))
+            origin = self.incremental.blocking.origin or {}
+            self.incremental.blocking_chunk(_SignalOut(batch, None, int(origin.get("server_id") or 0)))
             if (len(batch) >= limits.max_events or not self.incremental.blocking_due
                     or time.monotonic() - started >= limits.max_seconds):
                 batch.caught_up = False
@@ -209,6 +212,7 @@ class MySqlStreamingSource:
             return
         end = int(event.packet.log_pos)
         start = end - int(event.packet.event_size)
+        self._server_id = int(event.packet.server_id)
         if isinstance(event, MariadbGtidEvent | GtidEvent):
             self._reset_txn()
             self._between = False

@@ -33,6 +33,7 @@ class Transaction:
     commit_lsn: int
     ts_us: int
     last_lsn: int = 0
+    change_lsn: int = 0   # the LSN of its last row change message
     index: int = 0
     tracker: ev.TransactionTracker | None = None
     position: str | None = None  # the position JSON of its events (constant within the transaction)
@@ -187,7 +188,7 @@ class PostgresEventDispatcher:
         if seq is None:
             return
         event = ev.NotificationEvent(self.props.notification_topic or "", f"{txn.xid}:{lsn}:{txn.index}",
-                                     aggregate, kind, data, now_ms())
+                                     aggregate, kind, ev.notification_data(data, self.props.topic_prefix), now_ms())
         txn.position = None   # the state changed: the transaction's next events take the new one
         pending.events.append(notification_to_bronze(event, seq=seq,
                                                      position=self.offsets.streaming_position(txn.commit_lsn)))
@@ -198,13 +199,17 @@ class PostgresEventDispatcher:
         seq = heartbeat_seq(self.offsets.restart_lsn, self.offsets.last_seq)
         if not self.offsets.claim(seq):
             return
-        event = ev.NotificationEvent(self.props.notification_topic or "", f"{seq}", aggregate, kind, data, now_ms())
+        event = ev.NotificationEvent(self.props.notification_topic or "", f"{seq}", aggregate, kind,
+                                     ev.notification_data(data, self.props.topic_prefix), now_ms())
         pending.events.append(notification_to_bronze(
             event, seq=seq, position=self.offsets.streaming_position(self.offsets.restart_lsn)))
 
-    def blocking_read(self, pending: PendingBatch, table: CapturedTable, row: list[Any], mark: str) -> None:
-        """A blocking snapshot's read event (source.snapshot `mark`, lsn: where streaming paused) between
-        transactions: a seq and a position as a heartbeat's, the position holding the snapshot's state."""
+    def blocking_read(self, pending: PendingBatch, table: CapturedTable, row: list[Any], mark: str,
+                      origin: dict[str, Any]) -> None:
+        """A blocking snapshot's read event (source.snapshot `mark`; lsn and txId: the last row change streamed
+        before the pause, `origin`, as Debezium's offset holds them, measured) between transactions: a seq and a
+        position as a heartbeat's, the position holding the snapshot's state."""
+        lsn = origin.get("lsn") or self.offsets.restart_lsn
         seq = heartbeat_seq(self.offsets.restart_lsn, self.offsets.last_seq)
         if not self.offsets.claim(seq):
             return
@@ -212,8 +217,8 @@ class PostgresEventDispatcher:
         ts_ns = time.time_ns()
         source = postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=ts_ns // 1_000_000,
                                    db=self.props.dbname, schema=d.schema, table=d.table, snapshot=mark,
-                                   sequence=postgresql_sequence(self.offsets.restart_lsn, self.offsets.restart_lsn),
-                                   ts_us=ts_ns // 1000, txId=None, lsn=self.offsets.restart_lsn)
+                                   sequence=postgresql_sequence(None, lsn), ts_us=ts_ns // 1000,
+                                   txId=origin.get("txId"), lsn=lsn)
         after = table.row(row, self.props.unavailable_value_placeholder)
         event = ev.change(table.schemas, "r", source=source, after=after, key=table.key_from(after, row),
                           ts_ms=ts_ns // 1_000_000)

@@ -94,7 +94,7 @@ class PostgresIncremental(SignalledSnapshots):
         the stream)."""
         self.poll_file((None, None, pending))
         if self.signal is not None:
-            self.next_chunk()
+            self.next_chunk((None, None, pending))
 
     # -- SignalledSnapshots --------------------------------------------------------------------------------
     def captured_names(self) -> list[str]:
@@ -113,7 +113,11 @@ class PostgresIncremental(SignalledSnapshots):
     def emit_blocking_read(self, out: Any, table_name: str, row: Any, mark: str) -> None:
         table = self._table(table_name)
         if table is not None:
-            self.events.blocking_read(out[2], table, row, mark)
+            self.events.blocking_read(out[2], table, row, mark, self.blocking.origin or {})
+
+    def blocking_origin(self) -> dict[str, Any]:
+        change = self.offsets.last_change
+        return {"lsn": change[0], "txId": change[1]} if change else {"lsn": self.offsets.restart_lsn}
 
     def emit_read(self, out: Any, table_name: str, row: Any) -> None:
         txn, lsn, pending = out

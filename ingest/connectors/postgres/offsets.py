@@ -99,6 +99,7 @@ class OffsetContext:
         self.resume_seq = resume_seq   # highest seq committed before this run
         self.last_seq = resume_seq     # highest seq handed out
         self.incremental: dict[str, Any] | None = None   # the incremental snapshot's state, in every position
+        self.last_change: tuple[int, int] | None = None   # (LSN, xid) of the last row change streamed
 
     def resume_streaming(self, offset: PostgresOffset) -> None:
         self.slot_lsn, self.restart_lsn, self.last_commit_lsn = offset.slot_lsn, offset.restart_lsn, \

@@ -199,6 +199,8 @@ class PostgresStreamingSource:
                 self.events.transaction_event(pending, txn, end, msg.end_lsn)
             self.offsets.last_commit_lsn = msg.commit_lsn
             self.offsets.restart_lsn = msg.end_lsn
+            if txn is not None and txn.change_lsn:
+                self.offsets.last_change = (txn.change_lsn, txn.xid)
             pending.ack = msg.end_lsn
             return None
         if isinstance(msg, pg.Relation):
@@ -208,6 +210,7 @@ class PostgresStreamingSource:
             if txn is None:
                 raise LakecdcError(f"pgoutput: {type(msg).__name__} outside a transaction at "
                                    f"{pg.lsn_to_str(data_start)}")
+            txn.change_lsn = data_start
             self._on_change(msg, txn, data_start, pending)
             return txn
         if isinstance(msg, pg.LogicalMessage):
