@@ -7,6 +7,7 @@ names it accepts), and adds its own. Names and meanings follow Debezium's connec
 from __future__ import annotations
 
 from ingest.connectors.properties import Field, ParsedProperties, ignored, unsupported
+from ingest.connectors.signal_kafka import KafkaSignalSettings
 from ingest.errors import ConfigError
 from ingest.events.column_mappers import ColumnMappers
 
@@ -112,8 +113,26 @@ SIGNAL_DATA_COLLECTION = Field("signal.data.collection",
                                    "rows are signals: execute-snapshot, stop-snapshot, pause-snapshot, "
                                    "resume-snapshot, log (`lakecdc signal` writes them); also where the incremental "
                                    "snapshot's watermarks go")
-SIGNAL_CHANNELS = Field("signal.enabled.channels", "choice-list", default="source", allowed=("source", "file"),
-                        doc="where signals come from: `source` (the signalling table), `file` (signal.file)")
+SIGNAL_CHANNELS = Field("signal.enabled.channels", "choice-list", default="source",
+                        allowed=("source", "file", "kafka"),
+                        doc="where signals come from: `source` (the signalling table), `file` (signal.file), `kafka` "
+                            "(signal.kafka.topic)")
+SIGNAL_KAFKA_TOPIC = Field("signal.kafka.topic",
+                           doc="the signal topic of the `kafka` channel (partition 0; default "
+                               "`<topic.prefix>-signal`): records keyed by topic.prefix, value a JSON signal (id, "
+                               "type, data)")
+SIGNAL_KAFKA_BOOTSTRAP = Field("signal.kafka.bootstrap.servers",
+                               doc="the Kafka brokers of the `kafka` signal channel (host:port, comma-separated; "
+                                   "required with that channel)")
+SIGNAL_KAFKA_GROUP = Field("signal.kafka.groupId", default="kafka-signal",
+                           doc="the consumer group of the `kafka` signal channel (its committed offsets are for "
+                               "monitoring: the run reads on from the offset kept in bronze)")
+SIGNAL_KAFKA_POLL_TIMEOUT = Field("signal.kafka.poll.timeout.ms", "int", default=0,
+                                  doc="how long one look at the signal topic may wait (ms)")
+SIGNAL_CONSUMER = Field("signal.consumer.*", forwarded=True,
+                        doc="a consumer setting of the `kafka` signal channel, by librdkafka's name, e.g. "
+                            "signal.consumer.security.protocol=SASL_SSL (its security.*, sasl.* and ssl.* settings "
+                            "also serve `lakecdc signal`'s producer)")
 SIGNAL_FILE = Field("signal.file", default="file-signals.txt",
                     doc="the signal file of the `file` channel: one JSON signal per line (id, type, data); the "
                         "connector empties it as it reads it (a relative path: from the project folder)")
@@ -137,8 +156,25 @@ def signal_fields(table_form: str) -> tuple[Field, ...]:
     """The signal, incremental snapshot and notification properties of a connector that implements them
     (connectors/incremental.py); `table_form`: how it names the signalling table (`schema.table`, ...)."""
     return (SIGNAL_DATA_COLLECTION.but(doc=SIGNAL_DATA_COLLECTION.doc.replace("`schema.table`", f"`{table_form}`")),
-            SIGNAL_CHANNELS, SIGNAL_FILE, INCREMENTAL_CHUNK_SIZE, INCREMENTAL_WATERMARKING, NOTIFICATION_CHANNELS,
-            NOTIFICATION_TOPIC)
+            SIGNAL_CHANNELS, SIGNAL_FILE, SIGNAL_KAFKA_TOPIC, SIGNAL_KAFKA_BOOTSTRAP, SIGNAL_KAFKA_GROUP,
+            SIGNAL_KAFKA_POLL_TIMEOUT, SIGNAL_CONSUMER, INCREMENTAL_CHUNK_SIZE, INCREMENTAL_WATERMARKING,
+            NOTIFICATION_CHANNELS, NOTIFICATION_TOPIC)
+
+
+def signal_kafka(p: ParsedProperties) -> KafkaSignalSettings | None:
+    """The `kafka` signal channel's settings (None when the channel is off); ConfigError without brokers."""
+    if "kafka" not in p[SIGNAL_CHANNELS.name]:
+        return None
+    servers = p[SIGNAL_KAFKA_BOOTSTRAP.name]
+    if not servers:
+        raise ConfigError("signal.enabled.channels has kafka: set signal.kafka.bootstrap.servers (host:port of the "
+                          "brokers of the signal topic)")
+    prefix = p["topic.prefix"]
+    return KafkaSignalSettings(
+        topic=p[SIGNAL_KAFKA_TOPIC.name] or f"{prefix}-signal", bootstrap_servers=servers,
+        group_id=p[SIGNAL_KAFKA_GROUP.name], poll_timeout_ms=p[SIGNAL_KAFKA_POLL_TIMEOUT.name], connector_name=prefix,
+        consumer={name.removeprefix("signal.consumer."): str(value) for name, value in p.forwarded.items()
+                  if name.startswith("signal.consumer.")})
 
 
 # Debezium features lakecdc does not implement; each changes what is captured, so refusing it beats silently

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.connectors import signals
+from ingest.connectors.signal_kafka import KafkaSignalChannel
 
 log = logging.getLogger(__name__)
 
@@ -226,13 +227,16 @@ class SignalledSnapshots(ABC):
 
     def __init__(self, source_name: str, state: dict[str, Any] | None, chunk_size: int, watermarks: bool,
                  file_channel: signals.FileSignalChannel | None, source_channel: bool = True,
-                 notification_channels: frozenset[str] = frozenset({"sink", "log"})) -> None:
+                 notification_channels: frozenset[str] = frozenset({"sink", "log"}),
+                 kafka_channel: KafkaSignalChannel | None = None) -> None:
         self.source_name = source_name
         self.chunk_size = chunk_size
         self.snapshot = IncrementalSnapshot.from_state(state)
         self.blocking = BlockingSnapshot.from_state((state or {}).get("blocking"))
         self.watermarks = watermarks   # a signalling table to write the watermarks to
         self.file_channel = file_channel
+        self.kafka_channel = kafka_channel
+        self.signal_offset: int | None = (state or {}).get("signal_offset")   # the kafka channel's last record
         self.source_channel = source_channel   # signals from the signalling table (else only its watermarks)
         self.notification_channels = notification_channels
         self._file_polled = 0.0
@@ -292,12 +296,15 @@ class SignalledSnapshots(ABC):
         blocking = self.blocking.state()
         if blocking is not None:
             state = {**(state or {}), "blocking": blocking}
+        if self.signal_offset is not None:   # Debezium's incremental_snapshot_signal_offset
+            state = {**(state or {}), "signal_offset": self.signal_offset}
         return state
 
     def restore(self, state: dict[str, Any] | None) -> None:
         """The snapshots under way where bronze ends (state() of the last landed position)."""
         self.snapshot = IncrementalSnapshot.from_state(state)
         self.blocking = BlockingSnapshot.from_state((state or {}).get("blocking"))
+        self.signal_offset = (state or {}).get("signal_offset")
         self.resumed()
 
     # -- signals -------------------------------------------------------------------------------------------
@@ -314,16 +321,31 @@ class SignalledSnapshots(ABC):
         if self.source_channel or signal_type in (signals.WINDOW_OPEN, signals.WINDOW_CLOSE):
             self.on_signal(signal_id, signal_type, data, out)
 
-    def poll_file(self, out: Any) -> None:
-        """The signals appended to the signal file since it was last looked at (at most once a second)."""
-        if self.file_channel is None or time.monotonic() - self._file_polled < self.FILE_POLL_SECONDS:
+    def poll_channels(self, out: Any) -> None:
+        """The signals appended to the signal file and published to the signal topic since they were last looked
+        at (at most once a second). A kafka signal's offset is in the state of the events its effect gives."""
+        if (self.file_channel is None and self.kafka_channel is None) or \
+                time.monotonic() - self._file_polled < self.FILE_POLL_SECONDS:
             return
         self._file_polled = time.monotonic()
-        for signal_id, signal_type, data in self.file_channel.take(self.source_name):
+        taken = [(*signal, None) for signal in self.file_channel.take(self.source_name)] if self.file_channel else []
+        if self.kafka_channel is not None:
+            taken += self.kafka_channel.take(self.source_name, self.signal_offset)
+        for signal_id, signal_type, data, offset in taken:
+            if offset is not None:
+                self.signal_offset = offset
+            if signal_type is None and offset is not None:
+                continue   # a record the channel skipped (another connector's, or unreadable)
             if signal_type in (signals.WINDOW_OPEN, signals.WINDOW_CLOSE):
                 signals.refuse(self.source_name, f"signal {signal_id!r}: {signal_type} is the connector's own")
                 continue
             self.on_signal(signal_id, signal_type, data, out)
+        if any(offset is not None for *_, offset in taken):
+            self.state_changed()   # the events from here on hold the offset read to
+
+    def close_channels(self) -> None:
+        if self.kafka_channel is not None:
+            self.kafka_channel.close()
 
     def _act(self, signal: signals.Signal, out: Any) -> None:
         snap = self.snapshot

@@ -151,12 +151,15 @@ def file_channel(channels: frozenset[str], file: str, base_dir: Path | None) -> 
 
 
 def send(channels: frozenset[str], to_table: Callable[[], str] | None, file: FileSignalChannel | None,
-         signal_type: str, data: dict[str, Any]) -> str:
+         signal_type: str, data: dict[str, Any], to_kafka: Callable[[], str] | None = None) -> str:
     """Write a signal where the running connector reads it (`lakecdc signal`): the signalling table when the source
-    channel has one (`to_table` inserts the row), else the signal file; returns the signal's id."""
+    channel has one (`to_table` inserts the row), else the signal file, else the signal topic (`to_kafka`
+    publishes it); returns the signal's id."""
     if to_table is not None and "source" in channels:
         return to_table()
     if file is not None:
         return append_signal(file.path, signal_type, data)
+    if to_kafka is not None:
+        return to_kafka()
     raise ConfigError("the source takes no signals: set signal.data.collection (the signalling table) or add "
-                      "`file` to signal.enabled.channels")
+                      "`file` or `kafka` to signal.enabled.channels")

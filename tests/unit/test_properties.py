@@ -191,8 +191,24 @@ def test_one_policy_for_kafka_connect_names_and_unsupported_features(connector: 
     base = globals()[example]
     assert fields.parse({**base, "tasks.max": 1, "connector.class": "x"}, connector).ignored == \
         ("tasks.max", "connector.class")
-    with pytest.raises(ConfigError, match="'signal.kafka.topic' is a Debezium property lakecdc does not support yet"):
-        fields.parse({**base, "signal.kafka.topic": "signals"}, connector)
+    with pytest.raises(ConfigError, match="'converters' is a Debezium property lakecdc does not support yet"):
+        fields.parse({**base, "converters": "isbn"}, connector)
+
+
+@pytest.mark.parametrize(("connector", "example"), [("postgresql", "PG_EXAMPLE"), ("mariadb", "MYSQL_EXAMPLE")])
+def test_the_kafka_signal_channel_settings(connector: str, example: str) -> None:
+    from ingest.connectors import common_properties as common
+
+    fields = registry.property_fields(connector)
+    base = {**globals()[example], "signal.enabled.channels": "source,kafka"}
+    with pytest.raises(ConfigError, match="set signal.kafka.bootstrap.servers"):
+        common.signal_kafka(fields.parse(base, connector))
+    settings = common.signal_kafka(fields.parse({**base, "signal.kafka.bootstrap.servers": "b:9092",
+                                                 "signal.consumer.security.protocol": "SASL_SSL"}, connector))
+    assert settings is not None and settings.topic == f"{base['topic.prefix']}-signal"
+    assert settings.connector_name == base["topic.prefix"] and settings.group_id == "kafka-signal"
+    assert settings.consumer == {"security.protocol": "SASL_SSL"} and settings.poll_timeout_ms == 0
+    assert common.signal_kafka(fields.parse(globals()[example], connector)) is None
 
 
 def test_incremental_snapshots_are_declared_where_they_are_built() -> None:

@@ -30,6 +30,7 @@ from ingest.connectors.mysql.snapshot import MySqlSnapshotSource, captured_datab
 from ingest.connectors.mysql.streaming import MySqlStreamingSource
 from ingest.connectors.mysql.types import TypeOptions
 from ingest.connectors.progress import SnapshotProgress
+from ingest.connectors.signal_kafka import send_kafka_signal
 from ingest.errors import LakecdcError
 
 log = logging.getLogger(__name__)
@@ -105,8 +106,10 @@ class MySqlConnector(SourceConnector):
         def to_table() -> str:
             return send_signal(self.conn, self.config, signal_type, data)
 
+        kafka = self.config.signal_kafka
         return signals.send(self.config.signal_channels, to_table if signal_table(self.config) else None,
-                            self._file_channel(), signal_type, data)
+                            self._file_channel(), signal_type, data,
+                            (lambda: send_kafka_signal(kafka, signal_type, data)) if kafka else None)
 
     def _file_channel(self) -> signals.FileSignalChannel | None:
         return signals.file_channel(self.config.signal_channels, self.config.signal_file, self.base_dir)

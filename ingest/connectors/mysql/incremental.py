@@ -23,6 +23,7 @@ from ingest.connectors.mysql.codec import TableCodec, TableCodecs
 from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.schema_track import SchemaTracker
 from ingest.connectors.mysql.snapshot_block import key_json, key_param, read_from, select_sql
+from ingest.connectors.signal_kafka import KafkaSignalChannel
 from ingest.errors import ConfigError, LakecdcError
 from ingest.sqlutil import quote_ident
 
@@ -87,7 +88,8 @@ class MySqlIncremental(SignalledSnapshots):
                  origin: Callable[[], dict[str, Any]] = dict) -> None:
         self.signal = signal_table(config)
         super().__init__(source_name, state, config.incremental_chunk_size, self.signal is not None, file_channel,
-                         "source" in config.signal_channels, config.notification_channels)
+                         "source" in config.signal_channels, config.notification_channels,
+                         KafkaSignalChannel(config.signal_kafka) if config.signal_kafka else None)
         self.config, self.tracker, self.codecs, self.connect = config, tracker, codecs, connect
         self._emit_read, self._emit_notification, self._on_state = emit_read, emit_notification, on_state
         self._origin = origin   # where the binlog read paused, for a blocking snapshot's source blocks
@@ -114,11 +116,12 @@ class MySqlIncremental(SignalledSnapshots):
     def between_transactions(self, out: Any) -> None:
         """Signals from the signal file, and the next chunk when one is due (no transaction open in the stream);
         `out`: the streaming source's emission context there."""
-        self.poll_file(out)
+        self.poll_channels(out)
         if self.signal is not None:
             self.next_chunk(out)
 
     def close(self) -> None:
+        self.close_channels()
         if self._conn is not None:
             self._conn.close()
             self._conn = None

@@ -15,6 +15,7 @@ from ingest.connectors import common_properties as common
 from ingest.connectors.message_keys import MessageKeyColumns
 from ingest.connectors.mysql.filters import Filters
 from ingest.connectors.properties import Field, FieldSet, ignored, unsupported
+from ingest.connectors.signal_kafka import KafkaSignalSettings
 from ingest.errors import ConfigError
 from ingest.events.column_mappers import ColumnMappers
 
@@ -126,6 +127,7 @@ class MySqlProperties:
     reconnect_max_attempts: int = 10
     signal_data_collection: str | None = None
     signal_channels: frozenset[str] = frozenset({"source"})
+    signal_kafka: KafkaSignalSettings | None = None   # the kafka channel (signal.kafka.*)
     notification_channels: frozenset[str] = frozenset({"sink", "log"})
     signal_file: str = "file-signals.txt"
     incremental_chunk_size: int = 1024
@@ -196,6 +198,7 @@ def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
         reconnect_max_attempts=p["reconnect.max.attempts"],
         signal_data_collection=p["signal.data.collection"],
         signal_channels=frozenset(p["signal.enabled.channels"]),
+        signal_kafka=common.signal_kafka(p),
         notification_channels=frozenset(p["notification.enabled.channels"]),
         signal_file=p["signal.file"],
         incremental_chunk_size=p["incremental.snapshot.chunk.size"],

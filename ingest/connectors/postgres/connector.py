@@ -27,6 +27,7 @@ from ingest.connectors.postgres.snapshot import PostgresSnapshotSource
 from ingest.connectors.postgres.streaming import PostgresStreamingSource
 from ingest.connectors.postgres.tables import TableRegistry
 from ingest.connectors.progress import SnapshotProgress
+from ingest.connectors.signal_kafka import send_kafka_signal
 from ingest.errors import LakecdcError
 
 log = logging.getLogger(__name__)
@@ -106,8 +107,10 @@ class PostgresConnector(SourceConnector):
         def to_table() -> str:
             return send_signal(self._normal(), self.props, signal_type, data)
 
+        kafka = self.props.signal_kafka
         return signals.send(self.props.signal_channels, to_table if signal_table(self.props) else None,
-                            self._file_channel(), signal_type, data)
+                            self._file_channel(), signal_type, data,
+                            (lambda: send_kafka_signal(kafka, signal_type, data)) if kafka else None)
 
     def _file_channel(self) -> signals.FileSignalChannel | None:
         return signals.file_channel(self.props.signal_channels, self.props.signal_file, self.base_dir)

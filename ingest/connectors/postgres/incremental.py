@@ -19,6 +19,7 @@ from ingest.connectors.postgres.events import PendingBatch, PostgresEventDispatc
 from ingest.connectors.postgres.offsets import OffsetContext
 from ingest.connectors.postgres.properties import PostgresProperties
 from ingest.connectors.postgres.tables import CapturedTable, TableRegistry
+from ingest.connectors.signal_kafka import KafkaSignalChannel
 from ingest.errors import ConfigError
 from ingest.events import envelope as ev
 
@@ -58,7 +59,8 @@ class PostgresIncremental(SignalledSnapshots):
                  file_channel: signals.FileSignalChannel | None = None) -> None:
         self.signal = signal_table(props)
         super().__init__(source_name, offsets.incremental, props.incremental_chunk_size, self.signal is not None,
-                         file_channel, "source" in props.signal_channels, props.notification_channels)
+                         file_channel, "source" in props.signal_channels, props.notification_channels,
+                         KafkaSignalChannel(props.signal_kafka) if props.signal_kafka else None)
         self.props, self.offsets, self.events = props, offsets, events
         self.tables, self.normal_connection, self.captured_tables = tables, normal_connection, captured_tables
         self.signal_relid: int | None = None
@@ -92,7 +94,7 @@ class PostgresIncremental(SignalledSnapshots):
     def between_transactions(self, pending: PendingBatch) -> None:
         """Signals from the signal file, and the next chunk when one is due (called with no transaction open in
         the stream)."""
-        self.poll_file((None, None, pending))
+        self.poll_channels((None, None, pending))
         if self.signal is not None:
             self.next_chunk((None, None, pending))
 

@@ -14,6 +14,7 @@ from typing import Any
 from ingest.connectors import common_properties as common
 from ingest.connectors.message_keys import MessageKeyColumns
 from ingest.connectors.properties import Field, FieldSet
+from ingest.connectors.signal_kafka import KafkaSignalSettings
 from ingest.events.column_mappers import ColumnMappers
 
 FIELDS = FieldSet(
@@ -134,6 +135,7 @@ class PostgresProperties:
     status_update_interval_ms: int
     signal_data_collection: str | None = None
     signal_channels: frozenset[str] = frozenset({"source"})
+    signal_kafka: KafkaSignalSettings | None = None   # the kafka channel (signal.kafka.*)
     notification_channels: frozenset[str] = frozenset({"sink", "log"})
     signal_file: str = "file-signals.txt"
     incremental_chunk_size: int = 1024
@@ -218,6 +220,7 @@ def parse_properties(raw: dict[str, Any]) -> PostgresProperties:
         status_update_interval_ms=p["status.update.interval.ms"],
         signal_data_collection=p["signal.data.collection"],
         signal_channels=frozenset(p["signal.enabled.channels"]),
+        signal_kafka=common.signal_kafka(p),
         notification_channels=frozenset(p["notification.enabled.channels"]),
         signal_file=p["signal.file"],
         incremental_chunk_size=p["incremental.snapshot.chunk.size"],

@@ -387,7 +387,8 @@ class PostgresStreamingSource:
             self._sent_ack_lsn = ack
 
     def close(self) -> None:
-        """Confirm what bronze committed, then close the replication connection."""
+        """Confirm what bronze committed, then close the replication connection (and the signal topic's consumer)."""
+        self.incremental.close_channels()
         if self._repl is not None and not self._repl.closed:
             try:
                 if self._repl_cur is not None:

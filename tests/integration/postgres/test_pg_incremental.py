@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,46 @@ def test_a_table_added_to_the_include_list_at_run_time_gets_its_rows(pg_dsn: str
             marks[e["table_id"].split(".")[-1]].add(json.loads(e["value"])["source"]["snapshot"])
     assert marks["t3"] == ({"incremental"} if kind == "incremental" else {"first", "true", "last"}), marks["t3"]
     assert "incremental" not in marks["t1"]
+
+
+def test_signals_from_the_kafka_channel(pg_dsn: str, kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Issue 16: signal.enabled.channels=kafka: `lakecdc signal` publishes to the signal topic (partition 0, keyed by
+    topic.prefix); the run reads the topic and carries out a blocking snapshot of t3; another connector's record and
+    a broken one are skipped with a log line; a later run does not carry the signal out again (the offset read to is
+    in bronze)."""
+    from confluent_kafka import Producer
+
+    prepare_source(pg_dsn, 50)
+    topic = f"lakecdc-signal-{uuid.uuid4().hex[:8]}"   # the broker lives as long as the test services
+    config = incremental_config(tmp_path, pg_dsn, chunk=30)
+    settings = yaml.safe_load(config.read_text())
+    del settings["sources"][SOURCE]["signal.data.collection"]   # a blocking snapshot needs no signalling table
+    settings["sources"][SOURCE].update({"signal.enabled.channels": "kafka", "signal.kafka.topic": topic,
+                                        "signal.kafka.bootstrap.servers": kafka_bootstrap})
+    config.write_text(yaml.safe_dump(settings))
+    warehouse = tmp_path / "warehouse"
+    lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    producer.produce(topic, key=b"other-connector", partition=0, value=json.dumps(
+        {"id": "x", "type": "execute-snapshot", "data": {"data-collections": [f"{SCHEMA}.t1"], "type": "blocking"}}))
+    producer.produce(topic, key=b"e2e", partition=0, value=b"{not json")   # keyed by the topic.prefix
+    assert producer.flush(30) == 0
+    out = lakecdc(config, "signal", "execute-snapshot", "--type", "blocking", "--source", SOURCE, "--tables",
+                  f"{SCHEMA}.t3")
+    assert "signal execute-snapshot written" in out, out
+    run = subprocess.run([sys.executable, "-m", "ingest.cli", "--config", str(config), "run", "--source", SOURCE,
+                          "--until-caught-up"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "kafka signal at offset 1: not JSON" in run.stderr, run.stderr[-3000:]
+
+    def reads() -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for e in bronze_events(warehouse):
+            if e["op"] == "r":
+                counts[e["table_id"].split(".")[-1]] = counts.get(e["table_id"].split(".")[-1], 0) + 1
+        return counts
+
+    assert reads() == {"t3": 100}   # not t1: that record was another connector's
+    assert (incremental_state(warehouse) or {}).get("signal_offset") == 2
+    lakecdc(config, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
+    assert reads() == {"t3": 100}   # read past: not carried out twice
