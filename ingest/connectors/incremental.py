@@ -47,6 +47,7 @@ class ChunkWindow:
     full: bool                          # as many rows as the chunk size: the table may have more
     opened: bool = False
     read: int = 0                       # rows the chunk's SELECT returned
+    position: Any = None                # read-only: the stream position whose state the chunk read
 
 
 @dataclass
@@ -228,12 +229,13 @@ class SignalledSnapshots(ABC):
     def __init__(self, source_name: str, state: dict[str, Any] | None, chunk_size: int, watermarks: bool,
                  file_channel: signals.FileSignalChannel | None, source_channel: bool = True,
                  notification_channels: frozenset[str] = frozenset({"sink", "log"}),
-                 kafka_channel: KafkaSignalChannel | None = None) -> None:
+                 kafka_channel: KafkaSignalChannel | None = None, read_only: bool = False) -> None:
         self.source_name = source_name
         self.chunk_size = chunk_size
         self.snapshot = IncrementalSnapshot.from_state(state)
         self.blocking = BlockingSnapshot.from_state((state or {}).get("blocking"))
         self.watermarks = watermarks   # a signalling table to write the watermarks to
+        self.read_only = read_only     # no watermarks: chunks read in a snapshot tied to a stream position
         self.file_channel = file_channel
         self.kafka_channel = kafka_channel
         self.signal_offset: int | None = (state or {}).get("signal_offset")   # the kafka channel's last record
@@ -282,6 +284,15 @@ class SignalledSnapshots(ABC):
     def state_changed(self) -> None:
         """The snapshots' state (state()) changed: the positions of the events emitted from now on hold the new
         one."""
+
+    def read_chunk_at_position(self, table: str, last_key: list[Any] | None, max_key: list[Any],
+                               condition: str | None, size: int) -> tuple[list[tuple[Key, Any]], list[Any] | None, Any]:
+        """read.only: read_chunk in a consistent snapshot, and the stream position that snapshot is the state at."""
+        raise NotImplementedError(f"{type(self).__name__} has no read-only incremental snapshots")
+
+    def stream_reached(self, position: Any) -> bool:
+        """read.only: the stream has handed out every change up to `position` (read_chunk_at_position's)."""
+        raise NotImplementedError(f"{type(self).__name__} has no read-only incremental snapshots")
 
     def blocking_origin(self) -> dict[str, Any]:
         """Where the stream paused for a blocking snapshot, as the connector's read events describe it (kept in the
@@ -358,9 +369,9 @@ class SignalledSnapshots(ABC):
             if kind == "blocking":
                 self._start_blocking(signal, names, conditions, out)
                 return
-            if not self.watermarks:
+            if not (self.watermarks or self.read_only):
                 raise signals.SignalError(f"signal {signal.id!r}: an incremental snapshot writes its watermarks to "
-                                          "signal.data.collection: set it (the read-only variant is not built)")
+                                          "signal.data.collection: set it (or read.only=true, MariaDB)")
             tables = self._resolve(signal, names)
             conditions = {t: f for name, f in conditions.items() for t in self._resolve(signal, [name])}
             snap.start(tables, conditions)
@@ -518,12 +529,28 @@ class SignalledSnapshots(ABC):
             self._table_scan_completed(out, "EMPTY")
             return
         chunk_id = str(uuid.uuid4())
+        if self.read_only:   # the chunk is the state at a stream position: emitted when the stream gets there
+            rows, last, position = self.read_chunk_at_position(name, snap.last_key, snap.max_key, condition,
+                                                               self.chunk_size)
+            window = snap.begin_chunk(chunk_id, name, rows, self.chunk_size)
+            window.opened, window.position = True, position
+            if rows:
+                window.last_key = last
+            return
         self.write_watermark(f"{chunk_id}-open", signals.WINDOW_OPEN)
         rows, last = self.read_chunk(name, snap.last_key, snap.max_key, condition, self.chunk_size)
         window = snap.begin_chunk(chunk_id, name, rows, self.chunk_size)
         if rows:
             window.last_key = last
         self.write_watermark(f"{chunk_id}-close", signals.WINDOW_CLOSE)
+
+    def close_reached_window(self, out: Any) -> None:
+        """read.only: emit the chunk once the stream has reached the position its rows are the state at (the
+        connector calls this between transactions, before next_chunk); streamed changes of its keys up to there
+        dropped those rows, as between watermarks."""
+        window = self.snapshot.window
+        if window is not None and window.position is not None and self.stream_reached(window.position):
+            self._close_window(window.chunk_id, out)
 
     def _close_window(self, chunk_id: str, out: Any) -> None:
         snap = self.snapshot

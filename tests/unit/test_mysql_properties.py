@@ -50,7 +50,7 @@ def test_snapshot_modes(mode, expected):
     ("skipped.operations", "c,x", "skipped.operations"),
     ("table.include.list", "shop.(", "is not a valid regular expression"),
     ("databse.hostname", "x", "unknown property 'databse.hostname' (did you mean 'database.hostname'?)"),
-    ("read.only", "true", "is a Debezium property lakecdc does not support yet"),
+    ("converters", "isbn", "is a Debezium property lakecdc does not support yet"),
     ("signal.enabled.channels", "kafka", "signal.enabled.channels"),
 ])
 def test_invalid_values_are_one_line_errors(key, value, needle):

@@ -147,9 +147,9 @@ def connector_error(connector: str, props: dict) -> str:
     ("postgresql", {**PG_EXAMPLE, "snapshot.mod": "initial", "tabel.include.list": "public.t"},
      ["unknown property 'snapshot.mod' (did you mean 'snapshot.mode'?)",
       "unknown property 'tabel.include.list' (did you mean 'table.include.list'?)"]),
-    ("mysql", {**MYSQL_EXAMPLE, "databse.user": "x", "read.only": "true"},
+    ("mysql", {**MYSQL_EXAMPLE, "databse.user": "x", "converters": "isbn"},
      ["unknown property 'databse.user' (did you mean 'database.user'?)",
-      "'read.only' is a Debezium property lakecdc does not support yet"]),
+      "'converters' is a Debezium property lakecdc does not support yet"]),
     ("postgresql", {**PG_EXAMPLE, "converters": "isbn"},
      ["'converters' is a Debezium property lakecdc does not support yet"]),
     # a family of names (column.mask.with.N.chars): a name outside the family is unknown, values are checked
@@ -264,3 +264,12 @@ def test_doctor_shows_what_a_source_sets_without_passwords() -> None:
 def test_gtid_source_filters_are_refused_not_ignored() -> None:
     with pytest.raises(ConfigError, match="'gtid.source.includes' is a Debezium property lakecdc does not support"):
         registry.property_fields("mariadb").parse({**MYSQL_EXAMPLE, "gtid.source.includes": "0-1"}, "mariadb")
+
+
+def test_read_only_incremental_snapshots_are_mariadbs() -> None:
+    from ingest.connectors.mysql.properties import parse_properties
+
+    assert parse_properties("mariadb", {**MYSQL_EXAMPLE, "read.only": True}).read_only
+    assert not parse_properties("mariadb", MYSQL_EXAMPLE).read_only
+    with pytest.raises(ConfigError, match="read.only=true needs MariaDB"):
+        parse_properties("mysql", {**MYSQL_EXAMPLE, "read.only": True})

@@ -22,6 +22,7 @@ from ingest.connectors.incremental import Key, SignalledSnapshots
 from ingest.connectors.mysql.codec import TableCodec, TableCodecs
 from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.schema_track import SchemaTracker
+from ingest.connectors.mysql.server import binlog_file_number
 from ingest.connectors.mysql.snapshot_block import key_json, key_param, read_from, select_sql
 from ingest.connectors.signal_kafka import KafkaSignalChannel
 from ingest.errors import ConfigError, LakecdcError
@@ -85,14 +86,16 @@ class MySqlIncremental(SignalledSnapshots):
                  connect: Callable[[], pymysql.connections.Connection], state: dict[str, Any] | None,
                  emit_read: ReadEmitter, emit_notification: NotificationEmitter,
                  on_state: Callable[[], None], file_channel: signals.FileSignalChannel | None = None,
-                 origin: Callable[[], dict[str, Any]] = dict) -> None:
+                 origin: Callable[[], dict[str, Any]] = dict,
+                 stream_position: Callable[[], tuple[int, int]] | None = None) -> None:
         self.signal = signal_table(config)
         super().__init__(source_name, state, config.incremental_chunk_size, self.signal is not None, file_channel,
                          "source" in config.signal_channels, config.notification_channels,
-                         KafkaSignalChannel(config.signal_kafka) if config.signal_kafka else None)
+                         KafkaSignalChannel(config.signal_kafka) if config.signal_kafka else None, config.read_only)
         self.config, self.tracker, self.codecs, self.connect = config, tracker, codecs, connect
         self._emit_read, self._emit_notification, self._on_state = emit_read, emit_notification, on_state
         self._origin = origin   # where the binlog read paused, for a blocking snapshot's source blocks
+        self._stream_position = stream_position   # (binlog file number, position) the stream has handed out to
         self._conn: pymysql.connections.Connection | None = None
 
     def is_signal_table(self, db: str, table: str) -> bool:
@@ -117,7 +120,9 @@ class MySqlIncremental(SignalledSnapshots):
         """Signals from the signal file, and the next chunk when one is due (no transaction open in the stream);
         `out`: the streaming source's emission context there."""
         self.poll_channels(out)
-        if self.signal is not None:
+        if self.read_only:
+            self.close_reached_window(out)
+        if self.signal is not None or self.read_only:
             self.next_chunk(out)
 
     def close(self) -> None:
@@ -195,6 +200,29 @@ class MySqlIncremental(SignalledSnapshots):
             after = codec.row_from_tuple(values, captured_index)
             keyed.append((_window_key(codec, after), after))
         return keyed, [key_json(rows[-1][i]) for i in pk_index] if rows else None
+
+    def read_chunk_at_position(self, table: str, last_key: list[Any] | None, max_key: list[Any],
+                               condition: str | None, size: int) -> tuple[list[tuple[Key, Any]], list[Any] | None, Any]:
+        """The chunk in a consistent snapshot, and the binlog position it is the state at (MariaDB's
+        binlog_snapshot_file/_position: the end of the last transaction the snapshot sees)."""
+        conn = self._connection()
+        with conn.cursor() as cur:
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            try:
+                cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
+                status = {name.lower(): value for name, value in cur.fetchall()}
+                rows, last = self.read_chunk(table, last_key, max_key, condition, size)
+            finally:
+                cur.execute("COMMIT")
+        if "binlog_snapshot_file" not in status:
+            raise LakecdcError(f"{self.source_name}: read.only=true needs MariaDB's binlog_snapshot_file status "
+                               "(not given by this server)")
+        return rows, last, (binlog_file_number(status["binlog_snapshot_file"]),
+                            int(status["binlog_snapshot_position"]))
+
+    def stream_reached(self, position: Any) -> bool:
+        assert self._stream_position is not None
+        return self._stream_position() >= tuple(position)
 
     def write_watermark(self, signal_id: str, kind: str) -> None:
         assert self.signal is not None

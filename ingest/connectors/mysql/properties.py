@@ -85,8 +85,12 @@ FIELDS = FieldSet(
     common.SNAPSHOT_OVERRIDES,
     common.SNAPSHOT_OVERRIDE_STATEMENT,
     common.signal_fields("database.table"),
+    Field("read.only", "bool", default=False,
+          doc="incremental snapshots without writing to the database (no watermark rows): each chunk is read in a "
+              "consistent snapshot whose binlog position (MariaDB's binlog_snapshot_position) is where its rows "
+              "are emitted; signals from the file or kafka channel (or a signalling table others write). MariaDB "
+              "only"),
     common.DEBEZIUM_UNSUPPORTED,
-    unsupported("read.only*"),
 )
 
 
@@ -128,6 +132,7 @@ class MySqlProperties:
     signal_data_collection: str | None = None
     signal_channels: frozenset[str] = frozenset({"source"})
     signal_kafka: KafkaSignalSettings | None = None   # the kafka channel (signal.kafka.*)
+    read_only: bool = False     # incremental snapshots without watermark writes (read.only)
     notification_channels: frozenset[str] = frozenset({"sink", "log"})
     signal_file: str = "file-signals.txt"
     incremental_chunk_size: int = 1024
@@ -147,6 +152,13 @@ class MySqlProperties:
 def _statements(text: str | None) -> tuple[str, ...]:
     """database.initial.statements: `;` separates statements, `;;` is a literal `;`."""
     return tuple(s.strip().replace("\0", ";") for s in (text or "").replace(";;", "\0").split(";") if s.strip())
+
+
+def _read_only(flavor: str, read_only: bool) -> bool:
+    if read_only and flavor != "mariadb":
+        raise ConfigError("read.only=true needs MariaDB (its binlog_snapshot_position ties a chunk to a binlog "
+                          "position); for MySQL it is not built: use signal.data.collection (watermark rows)")
+    return read_only
 
 
 def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
@@ -199,6 +211,7 @@ def parse_properties(flavor: str, props: dict[str, Any]) -> MySqlProperties:
         signal_data_collection=p["signal.data.collection"],
         signal_channels=frozenset(p["signal.enabled.channels"]),
         signal_kafka=common.signal_kafka(p),
+        read_only=_read_only(flavor, p["read.only"]),
         notification_channels=frozenset(p["notification.enabled.channels"]),
         signal_file=p["signal.file"],
         incremental_chunk_size=p["incremental.snapshot.chunk.size"],

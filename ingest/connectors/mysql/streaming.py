@@ -99,7 +99,7 @@ class MySqlStreamingSource:
         self.incremental = MySqlIncremental(config, source_name, tracker, codecs, connect, start.incremental,
                                             self._emit_incremental_read, self._emit_notification,
                                             self._incremental_state_changed, file_channel,
-                                            lambda: {"server_id": self._server_id})
+                                            lambda: {"server_id": self._server_id}, self._handed_out_to)
         if self.incremental.signal is not None:
             conn = connect()
             try:
@@ -110,6 +110,8 @@ class MySqlStreamingSource:
         self._reset_txn()
         self._between = True   # no transaction open in the binlog read so far
         self._server_id = 0    # of the last binlog event read (a blocking snapshot's source.server_id)
+        self._last_end = 0     # the end position of the last binlog event read (in self.file)
+        self._read_to = (0, 0)   # (file number, position) a dump read to its end: every event before it handled
 
     def _reset_txn(self) -> None:
         self.txn_gtid: str | None = None
@@ -160,6 +162,8 @@ class MySqlStreamingSource:
                         if len(batch) >= limits.max_events or time.monotonic() - started >= limits.max_seconds:
                             yield batch
                             batch, started = Batch(), time.monotonic()
+                    else:   # the dump read to the binlog's end: every event before it is handled
+                        self._read_to = (binlog_file_number(self.file), self._last_end)
                     failures = 0
                 except (pymysql.err.OperationalError, pymysql.err.InterfaceError) as exc:  # lost, refused, closed
                     failures += 1
@@ -189,6 +193,11 @@ class MySqlStreamingSource:
         finally:
             self.incremental.close()
 
+    def _handed_out_to(self) -> tuple[int, int]:
+        """(binlog file number, position) up to which every change has been handed out: the end of the last
+        transaction, or the binlog's end when a dump read to it (it may end in events that are no transaction)."""
+        return max((binlog_file_number(self.file), self.txn_pos), self._read_to)
+
     def _blocking_snapshot(self, batch: Batch, limits: BatchLimits) -> Iterator[Batch]:
         """A blocking snapshot, with the binlog reader closed at a transaction boundary: its tables read one chunk at
         a time (batches hold whole chunks); the binlog is read on from the same position afterwards."""
@@ -208,11 +217,13 @@ class MySqlStreamingSource:
             if event.next_binlog != self.file or self.txn_pos < 4:
                 self.file = event.next_binlog
                 self.txn_pos = int(event.position)
+                self._last_end = self.txn_pos
                 self._position = None
             return
         end = int(event.packet.log_pos)
         start = end - int(event.packet.event_size)
         self._server_id = int(event.packet.server_id)
+        self._last_end = end
         if isinstance(event, MariadbGtidEvent | GtidEvent):
             self._reset_txn()
             self._between = False
