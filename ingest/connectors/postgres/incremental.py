@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from psycopg2 import sql
@@ -18,6 +18,7 @@ from ingest.connectors.incremental import Key, SignalledSnapshots
 from ingest.connectors.postgres.events import PendingBatch, PostgresEventDispatcher, Transaction, now_ms
 from ingest.connectors.postgres.offsets import OffsetContext
 from ingest.connectors.postgres.properties import PostgresProperties
+from ingest.connectors.postgres.snapshot import copy_texts
 from ingest.connectors.postgres.tables import CapturedTable, TableRegistry
 from ingest.connectors.signal_kafka import KafkaSignalChannel
 from ingest.errors import ConfigError
@@ -204,29 +205,29 @@ def _from(table: CapturedTable, condition: str | None) -> sql.Composable:
 
 def _max_key(conn: Any, table: CapturedTable, condition: str | None) -> list[str | None] | None:
     d = table.definition
-    columns = sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(n)) for n in d.primary_key)
-    # ORDER BY names the table's columns (`t.`): a bare name would be the selected text of the same name
     order = sql.SQL(", ").join(sql.SQL("t.{} DESC").format(sql.Identifier(n)) for n in d.primary_key)
     query = sql.SQL("SELECT {} FROM {} WHERE TRUE{} ORDER BY {} LIMIT 1").format(
-        columns, _from(table, condition), _where(condition), order)
-    with conn.cursor() as cur:
-        cur.execute(query)
-        row = cur.fetchone()
-    return list(row) if row is not None else None
+        _columns(d.primary_key), _from(table, condition), _where(condition), order)
+    rows = copy_texts(conn, query, None, len(d.primary_key)).to_pylist()
+    return list(rows[0].values()) if rows else None
 
 
 def _read_chunk(conn: Any, table: CapturedTable, last_key: list[str | None] | None, max_key: list[str | None],
                 condition: str | None, size: int) -> list[list[Any]]:
-    """The next `size` rows after `last_key` up to `max_key`, in key order, as the text of every column."""
+    """The next `size` rows after `last_key` up to `max_key`, in key order, each value in the text pgoutput sends
+    for it (its type's output function, through COPY: keys then compare equal with streamed ones)."""
     d = table.definition
     key, types = _key_sql(table)
-    columns = sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(n)) for n in table.column_names)
     lower = sql.SQL(" AND {} > {}").format(key, _literals(last_key, types)) if last_key is not None else sql.SQL("")
     query = sql.SQL("SELECT {} FROM {} WHERE {} <= {}{}{} ORDER BY {} LIMIT {}").format(
-        columns, _from(table, condition), key, _literals(max_key, types), lower, _where(condition),
-        sql.SQL(", ").join(sql.SQL("t.{}").format(sql.Identifier(n)) for n in d.primary_key), sql.Literal(size))
-    with conn.cursor() as cur:
-        cur.execute(query)
-        return [list(row) for row in cur.fetchall()]
+        _columns(table.column_names), _from(table, condition), key, _literals(max_key, types), lower,
+        _where(condition), sql.SQL(", ").join(sql.SQL("t.{}").format(sql.Identifier(n)) for n in d.primary_key),
+        sql.Literal(size))
+    return [list(row.values()) for row in copy_texts(conn, query, None, len(table.column_names)).to_pylist()]
+
+
+def _columns(names: Sequence[str]) -> sql.Composable:
+    """The columns of `t`, qualified (ORDER BY t.x must name the table's column, not a selected expression)."""
+    return sql.SQL(", ").join(sql.SQL("t.{}").format(sql.Identifier(n)) for n in names)
 
 

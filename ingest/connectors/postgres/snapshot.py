@@ -90,7 +90,14 @@ def read_chunk(conn: Any, table: CapturedTable, after_key: Sequence[str | None] 
             query += sql.SQL(" WHERE ({}) > ({})").format(keys, casts)
             params.extend(after_key)
         query += sql.SQL(" ORDER BY {} LIMIT {}").format(keys, sql.Literal(limit))
-    names = [f"c{i}" for i in range(len(table.column_names))]
+    return copy_texts(conn, query, params, len(table.column_names))
+
+
+def copy_texts(conn: Any, query: sql.Composable, params: Sequence[Any] | None, width: int) -> pa.Table:
+    """The rows of a SELECT of `width` columns through COPY: each value as its type's output function writes it
+    (the text pgoutput sends; a `::text` cast differs for booleans, inet, char(n)), NULL as null, as string columns
+    c0, c1, ... `params` None: the query is not %-formatted (a literal % stays as it is)."""
+    names = [f"c{i}" for i in range(width)]
     with conn.cursor() as cur:
         statement = cur.mogrify(query, params).decode("utf-8")
         buf = io.BytesIO()
