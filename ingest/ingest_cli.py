@@ -128,6 +128,8 @@ def cmd_signal(args: argparse.Namespace, config: ProjectConfig) -> int:
             conditions.append({"data-collection": table, "filter": condition})
         if conditions:
             data["additional-conditions"] = conditions
+        if args.surrogate_key:
+            data["surrogate-key"] = args.surrogate_key
     elif args.action == "stop-snapshot":
         data = {"type": "incremental", **({"data-collections": args.tables} if args.tables else {})}
     elif args.action == "log":
@@ -301,6 +303,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     signal.add_argument("--type", choices=("incremental", "blocking"), default="incremental",
                         help="snapshot type: incremental (chunks interleaved with streaming) or blocking "
                              "(streaming pauses while the tables are read)")
+    signal.add_argument("--surrogate-key", metavar="COLUMN",
+                        help="read the tables' chunks in the order of this column instead of the primary key (a "
+                             "NOT NULL column with a unique index of its own; e.g. for a table without primary key)")
     signal.add_argument("--message", help="the text of a log signal")
     signal.set_defaults(func=cmd_signal)
 

@@ -62,6 +62,7 @@ class IncrementalSnapshot:
     max_key_read: bool = False
     paused: bool = False
     table_rows: int = 0   # rows read of the current table
+    surrogates: dict[str, str] = field(default_factory=dict)   # table -> the column its chunks follow (surrogate-key)
     window: ChunkWindow | None = None
 
     @classmethod
@@ -70,7 +71,7 @@ class IncrementalSnapshot:
             return cls()
         return cls(state.get("id"), list(state.get("tables") or []), dict(state.get("conditions") or {}),
                    state.get("last_key"), state.get("max_key"), bool(state.get("max_key_read")),
-                   bool(state.get("paused")), int(state.get("table_rows") or 0))
+                   bool(state.get("paused")), int(state.get("table_rows") or 0), dict(state.get("surrogates") or {}))
 
     def state(self) -> dict[str, Any] | None:
         """What the position keeps (None when no incremental snapshot is under way)."""
@@ -78,7 +79,7 @@ class IncrementalSnapshot:
             return None
         return {"id": self.snapshot_id, "tables": self.tables, "conditions": self.conditions,
                 "last_key": self.last_key, "max_key": self.max_key, "max_key_read": self.max_key_read,
-                "paused": self.paused, "table_rows": self.table_rows}
+                "paused": self.paused, "table_rows": self.table_rows, "surrogates": self.surrogates}
 
     @property
     def active(self) -> bool:
@@ -92,13 +93,16 @@ class IncrementalSnapshot:
         return bool(self.tables) and not self.paused and self.window is None
 
     # -- signals -------------------------------------------------------------------------------------------
-    def start(self, tables: list[str], conditions: dict[str, str]) -> list[str]:
-        """Add tables (in the given order; one already queued stays where it is); returns those added."""
+    def start(self, tables: list[str], conditions: dict[str, str], surrogate: str | None = None) -> list[str]:
+        """Add tables (in the given order; one already queued stays where it is), read in chunks of `surrogate`
+        when given; returns those added."""
         if not self.tables:
             self.snapshot_id = str(uuid.uuid4())
         added = [t for t in dict.fromkeys(tables) if t not in self.tables]
         self.tables.extend(added)
         self.conditions.update({t: c for t, c in conditions.items() if t in self.tables})
+        if surrogate:
+            self.surrogates.update(dict.fromkeys(added, surrogate))
         return added
 
     def stop(self, tables: list[str] | None) -> list[str]:
@@ -110,6 +114,7 @@ class IncrementalSnapshot:
         self.tables = [t for t in self.tables if t not in removed]
         for table in removed:
             self.conditions.pop(table, None)
+            self.surrogates.pop(table, None)
         if not self.tables:
             self.snapshot_id = None
         return removed
@@ -122,6 +127,7 @@ class IncrementalSnapshot:
         """The current table is read (or empty, or gone): on to the next."""
         done = self.tables.pop(0)
         self.conditions.pop(done, None)
+        self.surrogates.pop(done, None)
         self.last_key, self.max_key, self.max_key_read, self.window = None, None, False, None
         self.table_rows = 0
         if not self.tables:
@@ -181,7 +187,7 @@ class BlockingSnapshot(IncrementalSnapshot):
         if not state:
             return cls()
         return cls(base.snapshot_id, base.tables, base.conditions, base.last_key, base.max_key, base.max_key_read,
-                   table_rows=base.table_rows, rows_read=int(state.get("rows_read") or 0),
+                   table_rows=base.table_rows, surrogates=base.surrogates, rows_read=int(state.get("rows_read") or 0),
                    collections=list(state.get("collections") or []), origin=state.get("origin"))
 
     def state(self) -> dict[str, Any] | None:
@@ -191,10 +197,10 @@ class BlockingSnapshot(IncrementalSnapshot):
             state.update(rows_read=self.rows_read, collections=self.collections, origin=self.origin)
         return state
 
-    def start(self, tables: list[str], conditions: dict[str, str]) -> list[str]:
+    def start(self, tables: list[str], conditions: dict[str, str], surrogate: str | None = None) -> list[str]:
         if not self.tables:   # a new snapshot (the last one's rows were emitted with its origin and marks)
             self.rows_read, self.origin, self.collections = 0, None, []
-        added = super().start(tables, conditions)
+        added = super().start(tables, conditions, surrogate)
         self.collections.extend(added)
         return added
 
@@ -249,18 +255,22 @@ class SignalledSnapshots(ABC):
         """The captured tables' names as data-collections name them (`schema.table` / `db.table`)."""
 
     @abstractmethod
-    def has_key(self, table: str) -> str | None:
-        """None when `table` can be read in key order; else why not (gone, no primary key)."""
+    def has_key(self, table: str, surrogate: str | None = None) -> str | None:
+        """None when `table` can be read in key order (of its primary key, or of the `surrogate` column: one with
+        a unique index of its own, NOT NULL, else chunks could skip rows); else why not (gone, no primary key, no
+        such column)."""
 
     @abstractmethod
-    def max_key(self, table: str, condition: str | None) -> list[Any] | None:
-        """The largest primary key (under the additional condition), None for no row."""
+    def max_key(self, table: str, condition: str | None, surrogate: str | None = None) -> list[Any] | None:
+        """The largest chunk key (primary key, or the `surrogate` column) under the additional condition, None for
+        no row."""
 
     @abstractmethod
     def read_chunk(self, table: str, last_key: list[Any] | None, max_key: list[Any], condition: str | None,
-                   size: int) -> tuple[list[tuple[Key, Any]], list[Any] | None]:
-        """The next `size` rows after `last_key` up to `max_key` in key order: ([(window key, row)], the primary
-        key of the last row as the state keeps it)."""
+                   size: int, surrogate: str | None = None) -> tuple[list[tuple[Key, Any]], list[Any] | None]:
+        """The next `size` rows after `last_key` up to `max_key` in chunk key order: ([(window key, row)], the chunk
+        key of the last row as the state keeps it). The window key is the row's message key, as streamed changes
+        carry it (the chunk key for a table without one)."""
 
     @abstractmethod
     def write_watermark(self, signal_id: str, kind: str) -> None:
@@ -286,7 +296,8 @@ class SignalledSnapshots(ABC):
         one."""
 
     def read_chunk_at_position(self, table: str, last_key: list[Any] | None, max_key: list[Any],
-                               condition: str | None, size: int) -> tuple[list[tuple[Key, Any]], list[Any] | None, Any]:
+                               condition: str | None, size: int, surrogate: str | None = None
+                               ) -> tuple[list[tuple[Key, Any]], list[Any] | None, Any]:
         """read.only: read_chunk in a consistent snapshot, and the stream position that snapshot is the state at."""
         raise NotImplementedError(f"{type(self).__name__} has no read-only incremental snapshots")
 
@@ -365,16 +376,17 @@ class SignalledSnapshots(ABC):
         elif signal.type == signals.WINDOW_CLOSE:
             self._close_window(signal.id.removesuffix("-close"), out)
         elif signal.type == signals.EXECUTE_SNAPSHOT:
-            kind, names, conditions = signals.snapshot_request(signal)
+            kind, names, conditions, surrogate = signals.snapshot_request(signal)
             if kind == "blocking":
-                self._start_blocking(signal, names, conditions, out)
+                self._start_blocking(signal, names, conditions, surrogate, out)
                 return
             if not (self.watermarks or self.read_only):
                 raise signals.SignalError(f"signal {signal.id!r}: an incremental snapshot writes its watermarks to "
                                           "signal.data.collection: set it (or read.only=true, MariaDB)")
             tables = self._resolve(signal, names)
             conditions = {t: f for name, f in conditions.items() for t in self._resolve(signal, [name])}
-            snap.start(tables, conditions)
+            self._check_keys(signal, tables, surrogate)
+            snap.start(tables, conditions, surrogate)
             self._changed("STARTED", out, {"data_collections": ",".join(snap.tables)})
         elif signal.type == signals.STOP_SNAPSHOT:
             names = signal.data.get("data-collections")
@@ -388,18 +400,23 @@ class SignalledSnapshots(ABC):
             log.info("%s: signal %s: %s", self.source_name, signal.id, signal.data.get("message", ""))
 
     def _start_blocking(self, signal: signals.Signal, names: list[str], conditions: dict[str, str],
-                        out: Any) -> None:
+                        surrogate: str | None, out: Any) -> None:
         """Queue the tables of a blocking snapshot: streaming pauses at the next transaction boundary until they
         are read (a blocking snapshot under way takes them after its own)."""
         tables = self._resolve(signal, names)
-        for table in tables:
-            why = self.has_key(table)
-            if why is not None:
-                raise signals.SignalError(f"signal {signal.id!r}: blocking snapshot of {table} refused: the table "
-                                          f"{why}")
+        self._check_keys(signal, tables, surrogate, always=True)
         conditions = {t: f for name, f in conditions.items() for t in self._resolve(signal, [name])}
-        self.blocking.start(tables, conditions)
+        self.blocking.start(tables, conditions, surrogate)
         self._changed("STARTED", out, {}, BLOCKING)
+
+    def _check_keys(self, signal: signals.Signal, tables: list[str], surrogate: str | None,
+                    always: bool = False) -> None:
+        """SignalError when a table cannot be read in chunks (of the surrogate key, when one is given; `always`:
+        of its primary key too; an incremental snapshot skips such a table with a notification instead)."""
+        for table in tables:
+            why = self.has_key(table, surrogate) if surrogate or always else None
+            if why is not None:
+                raise signals.SignalError(f"signal {signal.id!r}: snapshot of {table} refused: the table {why}")
 
     def _resolve(self, signal: signals.Signal, names: list[str]) -> list[str]:
         """Captured tables named by data-collections entries (a name or a regular expression); SignalError naming
@@ -449,7 +466,8 @@ class SignalledSnapshots(ABC):
         snap = self.blocking
         name = snap.current
         assert name is not None
-        why = self.has_key(name)
+        surrogate = snap.surrogates.get(name)
+        why = self.has_key(name, surrogate)
         if why is not None:   # dropped since the signal
             signals.refuse(self.source_name, f"blocking snapshot of {name} skipped: the table {why}")
             self._blocking_table_done(name, out, _scan_status(why))
@@ -461,11 +479,11 @@ class SignalledSnapshots(ABC):
             self._changed("IN_PROGRESS", out, {"current_collection_in_progress": name,
                                                "data_collections": ",".join(snap.collections)}, BLOCKING)
         if not snap.max_key_read:
-            snap.set_max_key(self.max_key(name, condition))
+            snap.set_max_key(self.max_key(name, condition, surrogate))
         rows: list[tuple[Key, Any]] = []
         last: list[Any] | None = None
         if snap.max_key is not None:
-            rows, last = self.read_chunk(name, snap.last_key, snap.max_key, condition, self.chunk_size)
+            rows, last = self.read_chunk(name, snap.last_key, snap.max_key, condition, self.chunk_size, surrogate)
         last_chunk = len(rows) < self.chunk_size or last == snap.max_key
         marks = snap.marks(len(rows), last_chunk and bool(rows))
         if rows:
@@ -517,28 +535,29 @@ class SignalledSnapshots(ABC):
             return
         name = snap.current
         assert name is not None
-        why = self.has_key(name)
+        surrogate = snap.surrogates.get(name)
+        why = self.has_key(name, surrogate)
         if why is not None:
             signals.refuse(self.source_name, f"incremental snapshot of {name} skipped: the table {why}")
             self._table_scan_completed(out, _scan_status(why))
             return
         condition = snap.conditions.get(name)
         if not snap.max_key_read:
-            snap.set_max_key(self.max_key(name, condition))
+            snap.set_max_key(self.max_key(name, condition, surrogate))
         if snap.max_key is None:   # empty (under the condition): nothing to read
             self._table_scan_completed(out, "EMPTY")
             return
         chunk_id = str(uuid.uuid4())
         if self.read_only:   # the chunk is the state at a stream position: emitted when the stream gets there
             rows, last, position = self.read_chunk_at_position(name, snap.last_key, snap.max_key, condition,
-                                                               self.chunk_size)
+                                                               self.chunk_size, surrogate)
             window = snap.begin_chunk(chunk_id, name, rows, self.chunk_size)
             window.opened, window.position = True, position
             if rows:
                 window.last_key = last
             return
         self.write_watermark(f"{chunk_id}-open", signals.WINDOW_OPEN)
-        rows, last = self.read_chunk(name, snap.last_key, snap.max_key, condition, self.chunk_size)
+        rows, last = self.read_chunk(name, snap.last_key, snap.max_key, condition, self.chunk_size, surrogate)
         window = snap.begin_chunk(chunk_id, name, rows, self.chunk_size)
         if rows:
             window.last_key = last

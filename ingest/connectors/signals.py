@@ -56,16 +56,18 @@ def parse_signal(signal_id: Any, signal_type: Any, data: Any) -> Signal:
     return Signal(str(signal_id), kind, parsed)
 
 
-def snapshot_request(signal: Signal) -> tuple[str, list[str], dict[str, str]]:
+def snapshot_request(signal: Signal) -> tuple[str, list[str], dict[str, str], str | None]:
     """execute-snapshot's data: the snapshot type (incremental or blocking), the data collections (names or regular
-    expressions) and the additional condition per data collection (a WHERE condition, or a whole SELECT as
-    snapshot.select.statement.overrides takes it). SignalError for what lakecdc does not do (surrogate keys)."""
+    expressions), the additional condition per data collection (a WHERE condition, or a whole SELECT as
+    snapshot.select.statement.overrides takes it) and the surrogate key (a column to read the tables' chunks in the
+    order of, instead of the primary key; None: the primary key)."""
     data = signal.data
     kind = str(data.get("type") or "incremental").lower()
     if kind not in SNAPSHOT_TYPES:
         raise SignalError(f"signal {signal.id!r}: snapshot type {kind!r} is not one of {', '.join(SNAPSHOT_TYPES)}")
-    if data.get("surrogate-key"):
-        raise SignalError(f"signal {signal.id!r}: surrogate-key is not supported yet (chunks follow the primary key)")
+    surrogate = data.get("surrogate-key") or None
+    if surrogate is not None and not isinstance(surrogate, str):
+        raise SignalError(f"signal {signal.id!r}: surrogate-key must be a column name")
     collections = data.get("data-collections")
     if not isinstance(collections, list) or not collections or not all(isinstance(c, str) and c for c in collections):
         raise SignalError(f"signal {signal.id!r}: data-collections must be a non-empty list of table names")
@@ -76,7 +78,7 @@ def snapshot_request(signal: Signal) -> tuple[str, list[str], dict[str, str]]:
             raise SignalError(f"signal {signal.id!r}: each additional-conditions entry needs data-collection and "
                               "filter (strings)")
         conditions[item["data-collection"]] = item["filter"]
-    return kind, collections, conditions
+    return kind, collections, conditions, surrogate
 
 
 def is_select(condition: str | None) -> bool:

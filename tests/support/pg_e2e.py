@@ -284,3 +284,29 @@ def check_reads_agree(events: list[dict], rows: int) -> None:
     for key, seen in reads.items():
         assert len(seen) == 3 and seen[1][0] == "incremental", (key, seen)
         assert seen[1][1] == seen[0][1] and seen[2][1] == seen[0][1], (key, seen)
+
+
+def snapshot_by_surrogate(config: Path, source: str, table: str, refused: str, problem: str) -> None:
+    """`table` (50 rows, codes 950..999 in column `code`, no primary key) snapshotted incrementally, then blocking,
+    by the surrogate key `code`; a first signal naming the `refused` column is refused with `problem` in the log;
+    each snapshot reads every row once."""
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([sys.executable, "-m", "ingest.cli", "--config", str(config), *args], cwd=ROOT,
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+        return result
+
+    cli("run", "--source", source, "--until-caught-up", "--quiet")
+    cli("signal", "execute-snapshot", "--source", source, "--tables", table, "--surrogate-key", refused)
+    for kind in ("incremental", "blocking"):
+        cli("signal", "execute-snapshot", "--type", kind, "--source", source, "--tables", table, "--surrogate-key",
+            "code")
+    run = cli("run", "--source", source, "--until-caught-up")
+    assert problem in run.stderr, run.stderr[-3000:]
+    reads: dict[str, list[int]] = {"incremental": [], "blocking": []}
+    for e in bronze_events(Path(yaml.safe_load(config.read_text())["engine"]["warehouse"]), source):
+        if e["op"] == "r":
+            value = json.loads(e["value"])
+            reads["incremental" if value["source"]["snapshot"] == "incremental" else "blocking"].append(
+                value["after"]["code"])
+    assert sorted(reads["incremental"]) == sorted(reads["blocking"]) == list(range(950, 1000))

@@ -25,7 +25,7 @@ def test_signals_that_cannot_be_carried_out_say_why(signal_type: str, data: str 
     ({"data-collections": ["a.b"], "type": "other"}, "snapshot type 'other'"),
     ({"data-collections": []}, "data-collections must be a non-empty list"),
     ({"data-collections": "a.b"}, "data-collections must be a non-empty list"),
-    ({"data-collections": ["a.b"], "surrogate-key": "x"}, "surrogate-key is not supported yet"),
+    ({"data-collections": ["a.b"], "surrogate-key": ["x"]}, "surrogate-key must be a column name"),
     ({"data-collections": ["a.b"], "additional-conditions": [{"filter": "x > 1"}]}, "needs data-collection"),
 ])
 def test_execute_snapshot_data_is_checked(data: dict, problem: str) -> None:
@@ -37,9 +37,10 @@ def test_execute_snapshot_request() -> None:
     signal = parse_signal("s1", "execute-snapshot", json.dumps({
         "data-collections": ["public.a", "public\\.b.*"],
         "additional-conditions": [{"data-collection": "public.a", "filter": "id > 10"}]}))
-    assert snapshot_request(signal) == ("incremental", ["public.a", "public\\.b.*"], {"public.a": "id > 10"})
-    blocking = parse_signal("s3", "execute-snapshot", json.dumps({"data-collections": ["a.b"], "type": "BLOCKING"}))
-    assert snapshot_request(blocking) == ("blocking", ["a.b"], {})
+    assert snapshot_request(signal) == ("incremental", ["public.a", "public\\.b.*"], {"public.a": "id > 10"}, None)
+    blocking = parse_signal("s3", "execute-snapshot", json.dumps({"data-collections": ["a.b"], "type": "BLOCKING",
+                                                                  "surrogate-key": "code"}))
+    assert snapshot_request(blocking) == ("blocking", ["a.b"], {}, "code")
 
 
 @pytest.mark.parametrize(("condition", "select"), [
@@ -170,13 +171,13 @@ class MemorySnapshots(SignalledSnapshots):
     def captured_names(self) -> list[str]:
         return ["db.t"]
 
-    def has_key(self, table: str) -> str | None:
-        return None
+    def has_key(self, table: str, surrogate: str | None = None) -> str | None:
+        return None if surrogate in (None, "id") else f"has no column {surrogate!r}"
 
-    def max_key(self, table: str, condition: str | None) -> list | None:
+    def max_key(self, table: str, condition: str | None, surrogate: str | None = None) -> list | None:
         return [max(self.rows)] if self.rows else None
 
-    def read_chunk(self, table, last_key, max_key, condition, size):
+    def read_chunk(self, table, last_key, max_key, condition, size, surrogate=None):
         keys = sorted(k for k in self.rows if (last_key is None or k > last_key[0]) and k <= max_key[0])[:size]
         return [((k,), (k, self.rows[k])) for k in keys], [keys[-1]] if keys else None
 
@@ -293,3 +294,21 @@ def test_notification_data_is_ordered_as_debeziums_hashmap(data: dict, order: li
 
     built = notification_data(data, "shop")
     assert list(built) == order and built["connector_name"] == "shop"
+
+
+def test_a_surrogate_key_is_kept_per_table_and_checked_when_the_signal_comes(monkeypatch) -> None:
+    from ingest.connectors import signals
+
+    refused: list[str] = []
+    monkeypatch.setattr(signals, "refuse", lambda source, problem: refused.append(problem))
+    snapshots = MemorySnapshots({1: "a", 2: "b"}, frozenset())
+    snapshots.on_signal("s1", "execute-snapshot", json.dumps({"data-collections": ["db.t"], "surrogate-key": "nope"}),
+                        None)
+    assert not snapshots.active and refused and "has no column 'nope'" in refused[0]
+    snapshots.on_signal("s2", "execute-snapshot", json.dumps({"data-collections": ["db.t"], "surrogate-key": "id"}),
+                        None)
+    state = snapshots.state()
+    assert state is not None and state["surrogates"] == {"db.t": "id"}
+    assert IncrementalSnapshot.from_state(json.loads(json.dumps(state))).surrogates == {"db.t": "id"}
+    snapshots.on_signal("s3", "stop-snapshot", json.dumps({"data-collections": ["db.t"]}), None)
+    assert snapshots.snapshot.surrogates == {}

@@ -155,16 +155,36 @@ class MySqlIncremental(SignalledSnapshots):
         if codec is not None:
             self._emit_read(out, codec, table, row, mark)
 
-    def has_key(self, table: str) -> str | None:
+    def has_key(self, table: str, surrogate: str | None = None) -> str | None:
         db, name = table.split(".", 1)
         model = self.tracker.table(db, name)
         if model is None or self.codecs.get(db, name) is None:
             return "is no longer captured"
-        return None if model.primary_key else "has no primary key (surrogate keys: not yet)"
+        if surrogate is not None:
+            return self._surrogate_problem(db, name, surrogate)
+        return None if model.primary_key else "has no primary key (name a unique column as surrogate-key)"
 
-    def max_key(self, table: str, condition: str | None) -> list[Any] | None:
+    def _surrogate_problem(self, db: str, name: str, column: str) -> str | None:
+        """Why `column` cannot order chunks (None: it can): it must exist, be NOT NULL and have a unique index of its
+        own, else `> last key` would skip rows (NULLs, or equal values cut at a chunk's end)."""
+        model = self.tracker.table(db, name)
+        assert model is not None
+        found = next((c for c in model.columns if c.name.lower() == column.lower()), None)
+        if found is None:
+            return f"has no column {column!r} (surrogate-key)"
+        if found.nullable:
+            return f"may hold NULL in {column!r}: a surrogate-key must be NOT NULL (rows with NULL would not be read)"
+        with self._connection().cursor() as cur:
+            cur.execute("SELECT 1 FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
+                        "AND NON_UNIQUE = 0 GROUP BY INDEX_NAME HAVING COUNT(*) = 1 AND MAX(COLUMN_NAME) = %s",
+                        (db, name, found.name))
+            unique = cur.fetchone() is not None
+        return None if unique else (f"has no unique index on {column!r} alone: a surrogate-key must be unique "
+                                    "(chunks would skip rows of equal values)")
+
+    def max_key(self, table: str, condition: str | None, surrogate: str | None = None) -> list[Any] | None:
         db, name = table.split(".", 1)
-        pk = self._pk(db, name)
+        pk = self._chunk_columns(db, name, surrogate)
         order = ", ".join(f"{quote_ident(k)} DESC" for k in pk)
         sql = (f"SELECT {', '.join(quote_ident(k) for k in pk)} FROM {_from(db, name, condition)} WHERE TRUE"
                f"{_where(condition)} ORDER BY {order} LIMIT 1")
@@ -174,12 +194,12 @@ class MySqlIncremental(SignalledSnapshots):
         return [key_json(v) for v in row] if row is not None else None
 
     def read_chunk(self, table: str, last_key: list[Any] | None, max_key: list[Any], condition: str | None,
-                   size: int) -> tuple[list[tuple[Key, Any]], list[Any] | None]:
+                   size: int, surrogate: str | None = None) -> tuple[list[tuple[Key, Any]], list[Any] | None]:
         db, name = table.split(".", 1)
         model = self.tracker.table(db, name)
         codec = self.codecs.get(db, name)
         assert model is not None and codec is not None
-        pk = list(model.primary_key)
+        pk = self._chunk_columns(db, name, surrogate)
         names = [col.name for col in model.columns]
         key_row = f"({', '.join(quote_ident(k) for k in pk)})"
         marks = f"({', '.join(['%s'] * len(pk))})"
@@ -198,11 +218,15 @@ class MySqlIncremental(SignalledSnapshots):
         keyed = []
         for values in rows:
             after = codec.row_from_tuple(values, captured_index)
-            keyed.append((_window_key(codec, after), after))
+            # as streamed changes carry it; a table without a message key: the chunk key
+            window_key = _window_key(codec, after) if codec.key_columns else tuple(
+                orjson.dumps(key_json(values[i])).decode() for i in pk_index)
+            keyed.append((window_key, after))
         return keyed, [key_json(rows[-1][i]) for i in pk_index] if rows else None
 
     def read_chunk_at_position(self, table: str, last_key: list[Any] | None, max_key: list[Any],
-                               condition: str | None, size: int) -> tuple[list[tuple[Key, Any]], list[Any] | None, Any]:
+                               condition: str | None, size: int, surrogate: str | None = None
+                               ) -> tuple[list[tuple[Key, Any]], list[Any] | None, Any]:
         """The chunk in a consistent snapshot, and the binlog position it is the state at (MariaDB's
         binlog_snapshot_file/_position: the end of the last transaction the snapshot sees)."""
         conn = self._connection()
@@ -211,7 +235,7 @@ class MySqlIncremental(SignalledSnapshots):
             try:
                 cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
                 status = {name.lower(): value for name, value in cur.fetchall()}
-                rows, last = self.read_chunk(table, last_key, max_key, condition, size)
+                rows, last = self.read_chunk(table, last_key, max_key, condition, size, surrogate)
             finally:
                 cur.execute("COMMIT")
         if "binlog_snapshot_file" not in status:
@@ -229,9 +253,12 @@ class MySqlIncremental(SignalledSnapshots):
         with self._connection().cursor() as cur:
             cur.execute(f"INSERT INTO {_relation(self.signal)} VALUES (%s, %s, NULL)", (signal_id, kind))
 
-    def _pk(self, db: str, name: str) -> list[str]:
+    def _chunk_columns(self, db: str, name: str, surrogate: str | None) -> list[str]:
+        """The columns chunks follow: the surrogate key (as the table names it), else the primary key."""
         model = self.tracker.table(db, name)
         assert model is not None
+        if surrogate:
+            return [next(c.name for c in model.columns if c.name.lower() == surrogate.lower())]
         return list(model.primary_key)
 
     def _connection(self) -> pymysql.connections.Connection:

@@ -132,25 +132,29 @@ class PostgresIncremental(SignalledSnapshots):
                           after=after, key=table.key_from(after, row), ts_ms=now_ms())
         self.events.change(pending, txn, event, lsn)
 
-    def has_key(self, table_name: str) -> str | None:
+    def has_key(self, table_name: str, surrogate: str | None = None) -> str | None:
         table = self._table(table_name)
         if table is None:
             return "is no longer captured"
-        return None if table.definition.primary_key else "has no primary key (surrogate keys: not yet)"
+        if surrogate is not None:
+            return _surrogate_problem(self.normal_connection(), table, surrogate)
+        return None if table.definition.primary_key else "has no primary key (name a unique column as surrogate-key)"
 
-    def max_key(self, table_name: str, condition: str | None) -> list[Any] | None:
+    def max_key(self, table_name: str, condition: str | None, surrogate: str | None = None) -> list[Any] | None:
         table = self._table(table_name)
         assert table is not None
-        return _max_key(self.normal_connection(), table, condition)
+        return _max_key(self.normal_connection(), table, condition, _chunk_columns(table, surrogate))
 
     def read_chunk(self, table_name: str, last_key: list[Any] | None, max_key: list[Any], condition: str | None,
-                   size: int) -> tuple[list[tuple[Key, Any]], list[Any] | None]:
+                   size: int, surrogate: str | None = None) -> tuple[list[tuple[Key, Any]], list[Any] | None]:
         table = self._table(table_name)
         assert table is not None
-        rows = _read_chunk(self.normal_connection(), table, last_key, max_key, condition, size)
-        positions = _key_positions(table)
-        keyed = [(tuple(row[i] for i in positions), row) for row in rows]
-        return keyed, list(keyed[-1][0]) if keyed else None
+        chunk_by = _chunk_columns(table, surrogate)
+        rows = _read_chunk(self.normal_connection(), table, last_key, max_key, condition, size, chunk_by)
+        chunk_key = [table.column_names.index(c) for c in chunk_by]
+        window_key = _key_positions(table) or chunk_key   # as streamed changes carry it (none: the chunk key)
+        keyed = [(tuple(row[i] for i in window_key), row) for row in rows]
+        return keyed, [rows[-1][i] for i in chunk_key] if rows else None
 
     def write_watermark(self, signal_id: str, kind: str) -> None:
         assert self.signal is not None
@@ -170,16 +174,38 @@ def _name(table: CapturedTable) -> str:
 
 
 def _key_positions(table: CapturedTable) -> list[int]:
+    """Where the message key's columns are in a row (streamed changes and chunk rows are matched on it)."""
     names = table.column_names
-    return [names.index(c) for c in table.definition.primary_key if c in names]
+    return [names.index(c) for c in table.definition.key_columns if c in names]
 
 
-def _key_sql(table: CapturedTable) -> tuple[sql.Composable, list[str]]:
-    """The primary key as a row expression, and its columns' types (for the literals compared with it)."""
+def _chunk_columns(table: CapturedTable, surrogate: str | None) -> list[str]:
+    """The columns chunks follow: the surrogate key, else the primary key."""
+    return [surrogate] if surrogate else list(table.definition.primary_key)
+
+
+def _surrogate_problem(conn: Any, table: CapturedTable, column: str) -> str | None:
+    """Why `column` cannot order chunks (None: it can): it must exist, be NOT NULL and have a unique index of its
+    own, else `> last key` would skip rows (NULLs, or equal values cut at a chunk's end)."""
+    found = next((c for c in table.definition.columns if c.name == column), None)
+    if found is None:
+        return f"has no column {column!r} (surrogate-key)"
+    if found.nullable:
+        return f"may hold NULL in {column!r}: a surrogate-key must be NOT NULL (rows with NULL would not be read)"
+    with conn.cursor() as cur:
+        cur.execute("SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
+                    "AND a.attnum = i.indkey[0] WHERE i.indrelid = %s AND i.indisunique AND i.indnkeyatts = 1 "
+                    "AND i.indpred IS NULL AND a.attname = %s)", (table.definition.relid, column))
+        unique = cur.fetchone()[0]
+    return None if unique else (f"has no unique index on {column!r} alone: a surrogate-key must be unique (chunks "
+                                "would skip rows of equal values)")
+
+
+def _key_sql(table: CapturedTable, columns: list[str]) -> tuple[sql.Composable, list[str]]:
+    """The chunk key as a row expression, and its columns' types (for the literals compared with it)."""
     by_name = {c.name: c for c in table.definition.columns}
-    names = list(table.definition.primary_key)
-    row = sql.SQL("({})").format(sql.SQL(", ").join(sql.Identifier(n) for n in names))
-    return row, [by_name[n].type_expression for n in names]
+    row = sql.SQL("({})").format(sql.SQL(", ").join(sql.Identifier(n) for n in columns))
+    return row, [by_name[n].type_expression for n in columns]
 
 
 def _literals(key: list[str | None], types: list[str]) -> sql.Composable:
@@ -203,26 +229,23 @@ def _from(table: CapturedTable, condition: str | None) -> sql.Composable:
     return sql.SQL("{} AS t").format(sql.Identifier(d.schema, d.table))
 
 
-def _max_key(conn: Any, table: CapturedTable, condition: str | None) -> list[str | None] | None:
-    d = table.definition
-    order = sql.SQL(", ").join(sql.SQL("t.{} DESC").format(sql.Identifier(n)) for n in d.primary_key)
+def _max_key(conn: Any, table: CapturedTable, condition: str | None, chunk_by: list[str]) -> list[str | None] | None:
+    order = sql.SQL(", ").join(sql.SQL("t.{} DESC").format(sql.Identifier(n)) for n in chunk_by)
     query = sql.SQL("SELECT {} FROM {} WHERE TRUE{} ORDER BY {} LIMIT 1").format(
-        _columns(d.primary_key), _from(table, condition), _where(condition), order)
-    rows = copy_texts(conn, query, None, len(d.primary_key)).to_pylist()
+        _columns(chunk_by), _from(table, condition), _where(condition), order)
+    rows = copy_texts(conn, query, None, len(chunk_by)).to_pylist()
     return list(rows[0].values()) if rows else None
 
 
 def _read_chunk(conn: Any, table: CapturedTable, last_key: list[str | None] | None, max_key: list[str | None],
-                condition: str | None, size: int) -> list[list[Any]]:
-    """The next `size` rows after `last_key` up to `max_key`, in key order, each value in the text pgoutput sends
-    for it (its type's output function, through COPY: keys then compare equal with streamed ones)."""
-    d = table.definition
-    key, types = _key_sql(table)
+                condition: str | None, size: int, chunk_by: list[str]) -> list[list[Any]]:
+    """The next `size` rows after `last_key` up to `max_key`, in chunk key order, each value in the text pgoutput
+    sends for it (its type's output function, through COPY: keys then compare equal with streamed ones)."""
+    key, types = _key_sql(table, chunk_by)
     lower = sql.SQL(" AND {} > {}").format(key, _literals(last_key, types)) if last_key is not None else sql.SQL("")
     query = sql.SQL("SELECT {} FROM {} WHERE {} <= {}{}{} ORDER BY {} LIMIT {}").format(
         _columns(table.column_names), _from(table, condition), key, _literals(max_key, types), lower,
-        _where(condition), sql.SQL(", ").join(sql.SQL("t.{}").format(sql.Identifier(n)) for n in d.primary_key),
-        sql.Literal(size))
+        _where(condition), _columns(chunk_by), sql.Literal(size))
     return [list(row.values()) for row in copy_texts(conn, query, None, len(table.column_names)).to_pylist()]
 
 

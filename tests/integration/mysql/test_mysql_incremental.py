@@ -27,6 +27,7 @@ from tests.support.pg_e2e import (
     kill_while_chunks_land,
     read_three_ways,
     resume_position,
+    snapshot_by_surrogate,
     start_run,
 )
 
@@ -311,3 +312,17 @@ def test_snapshot_reads_carry_the_initial_snapshots_values(mariadb_params: dict,
     read_three_ways(config, SOURCE, f"{DB}.typed")
     conn.close()
     check_reads_agree(bronze_events(tmp_path / "warehouse", SOURCE), 3)
+
+
+def test_a_surrogate_key_reads_a_table_without_primary_key(mariadb_params: dict, tmp_path: Path) -> None:
+    """Issue 16: `surrogate-key` orders the chunks of a table without primary key (a NOT NULL column with a unique
+    index of its own): an incremental and a blocking snapshot each read every row once; a column without a unique
+    index is refused with a log line."""
+    conn = pymysql.connect(**mariadb_params, autocommit=True)
+    prepare(conn, 1)
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE TABLE {DB}.tk (v VARCHAR(10), code INT NOT NULL, other INT NOT NULL, UNIQUE KEY (code))")
+        cur.execute(f"INSERT INTO {DB}.tk SELECT CONCAT('v', seq), 1000 - seq, seq FROM {DB}.seq_1_to_50")
+    config = write_config(tmp_path, mariadb_params, chunk=7)
+    conn.close()
+    snapshot_by_surrogate(config, SOURCE, f"{DB}.tk", "other", "has no unique index on 'other' alone")
