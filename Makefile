@@ -4,7 +4,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test test-fast test-unit test-conformance lint demo bench soak soak-silver services-up services-down clean
+.PHONY: venv test test-fast test-unit test-conformance lint demo bench soak soak-silver soak-snapshots services-up \
+	services-down clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -73,6 +74,18 @@ soak-silver: $(STAMP)
 	scripts/services.sh up
 	set -a; eval "$$(scripts/services.sh env)"; set +a; rc=0; \
 	$(PY) bench/soak.py --silver --minutes $(SOAK_MINUTES) --seeds $(SOAK_SEEDS) --scale $(SOAK_SCALE) || rc=1; \
+	scripts/services.sh down; exit $$rc
+
+# Issue 16's scale: the incremental, read-only and blocking snapshot kill tests with SOAK_SNAPSHOT_ROWS rows per
+# table (make test runs them with 6,000-20,000).
+SOAK_SNAPSHOT_ROWS ?= 200000
+soak-snapshots: $(STAMP)
+	scripts/services.sh install
+	scripts/services.sh up
+	set -a; eval "$$(scripts/services.sh env)"; set +a; rc=0; \
+	CI=1 LAKECDC_SNAPSHOT_ROWS=$(SOAK_SNAPSHOT_ROWS) $(PY) -m pytest -p no:randomly -q \
+	  tests/integration/postgres/test_pg_incremental.py tests/integration/mysql/test_mysql_incremental.py \
+	  -k snapshot_while_rows_change || rc=1; \
 	scripts/services.sh down; exit $$rc
 
 services-up:

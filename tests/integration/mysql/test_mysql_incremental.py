@@ -6,6 +6,7 @@ and bronze replayed in seq order equals the source: no snapshot read rolled a ro
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -144,6 +145,7 @@ def test_a_snapshot_while_rows_change_and_runs_are_killed(mariadb_params: dict, 
     on from there) of t1 and t2 (a two-column key); `lakecdc run` is SIGKILLed 5 times while chunks land, each run
     going on at the chunk after the last one landed; bronze replayed equals the source, no seq twice, reads marked as
     the snapshot type marks them."""
+    rows = int(os.environ.get("LAKECDC_SNAPSHOT_ROWS", rows))   # make soak-snapshots: 200,000
     conn = pymysql.connect(**mariadb_params, autocommit=True)
     prepare(conn, rows)
     config = write_config(tmp_path, mariadb_params, chunk=chunk)

@@ -6,6 +6,7 @@ and bronze replayed in seq order equals the source: no snapshot read rolled a ro
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -70,6 +71,7 @@ def test_a_snapshot_while_rows_change_and_runs_are_killed(pg_dsn: str, tmp_path:
     waits at a transaction boundary while the tables are read, then goes on from there) of t1 and t3; `lakecdc run`
     is SIGKILLed 5 times while chunks land, each run going on at the chunk after the last one landed; bronze
     replayed equals the source, no seq twice, reads marked as the snapshot type marks them."""
+    rows = int(os.environ.get("LAKECDC_SNAPSHOT_ROWS", rows))   # make soak-snapshots: 200,000
     dsn = prepare_source(pg_dsn, rows)
     execute(dsn, f"DROP TABLE IF EXISTS {SIGNALS}",
             f"CREATE TABLE {SIGNALS} (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))")
