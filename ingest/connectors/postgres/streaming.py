@@ -116,6 +116,9 @@ class PostgresStreamingSource:
                         or time.monotonic() - pending.started >= limits.max_seconds):
                     yield self._flush(pending, caught_up=False)
                     pending = PendingBatch()
+                # paused, not idle: the server went on sending while the tables were read, so the idle branch
+                # below must not take the stream for caught up (nor confirm cur.wal_end) before that is read
+                last_data = time.monotonic()
                 continue
             try:
                 self._send_ack(cur)
