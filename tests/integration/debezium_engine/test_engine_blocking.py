@@ -7,22 +7,25 @@ stream paused (the signal's transaction), and the notifications' types and addit
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.support.e2e import (
     PG_SCHEMA,
     PG_SLOT,
     PG_SOURCE,
-    Project,
     pg_debezium_properties,
     pg_drop_slot,
     pg_execute,
     pg_properties,
     pg_setup,
 )
+from tests.support.pg_e2e import ROOT, bronze_events
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -32,16 +35,24 @@ TABLES = [f"{PG_SCHEMA}.accounts", f"{PG_SCHEMA}.notes"]
 
 def blocking_snapshot(tmp_path: Path, dsn: str, connector: str, properties: dict[str, Any]) -> list[dict]:
     """A no_data start, the blocking signal, two runs: bronze's events in seq order."""
-    project = Project(tmp_path / connector, PG_SOURCE, connector, {
-        **properties, "snapshot.mode": "no_data", "signal.data.collection": SIGNALS,
-        "notification.enabled.channels": "sink",
-        "notification.sink.topic.name": f"__debezium-notification.{PG_SOURCE}"})
-    project.ingest()
+    config, warehouse = tmp_path / f"{connector}.yml", tmp_path / f"warehouse-{connector}"
+    config.write_text(yaml.safe_dump({"engine": {"profile": "local", "warehouse": str(warehouse)}, "sources": {
+        PG_SOURCE: {"connector": connector, **properties, "snapshot.mode": "no_data",
+                    "signal.data.collection": SIGNALS, "notification.enabled.channels": "sink",
+                    "notification.sink.topic.name": f"__debezium-notification.{PG_SOURCE}"}}}))
+
+    def run() -> None:
+        result = subprocess.run([sys.executable, "-m", "ingest.cli", "--config", str(config), "run", "--source",
+                                 PG_SOURCE, "--until-caught-up", "--quiet"], cwd=ROOT, capture_output=True,
+                                text=True, timeout=600)
+        assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+
+    run()
     pg_execute(dsn, f"INSERT INTO {SIGNALS} VALUES ('b-{connector}', 'execute-snapshot', %s)",
                params=[(json.dumps({"data-collections": TABLES, "type": "blocking"}),)])
-    project.ingest()
-    project.ingest()   # Debezium's engine may hand the snapshot's end over in the next run
-    return sorted(project.bronze_events(), key=lambda r: r["seq"])
+    run()
+    run()   # Debezium's engine may hand the snapshot's end over in the next run
+    return sorted(bronze_events(warehouse, PG_SOURCE), key=lambda r: r["seq"])
 
 
 def reads(events: list[dict]) -> dict[str, list[dict]]:
