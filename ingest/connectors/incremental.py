@@ -171,7 +171,6 @@ class IncrementalSnapshot:
         return False
 
 
-
 @dataclass
 class BlockingSnapshot(IncrementalSnapshot):
     """A blocking snapshot under way: the tables left (the current one first), where the current one is, and the
@@ -220,6 +219,7 @@ class BlockingSnapshot(IncrementalSnapshot):
         if last_chunk and len(self.tables) == 1:
             marks[-1] = "last"
         return marks
+
 
 INCREMENTAL, BLOCKING = "Incremental Snapshot", "Initial Snapshot"   # notifications' aggregate types
 
@@ -383,8 +383,7 @@ class SignalledSnapshots(ABC):
             if not (self.watermarks or self.read_only):
                 raise signals.SignalError(f"signal {signal.id!r}: an incremental snapshot writes its watermarks to "
                                           "signal.data.collection: set it (or read.only=true, MariaDB)")
-            tables = self._resolve(signal, names)
-            conditions = {t: f for name, f in conditions.items() for t in self._resolve(signal, [name])}
+            tables, conditions = self._resolve_request(signal, names, conditions)
             self._check_keys(signal, tables, surrogate)
             snap.start(tables, conditions, surrogate)
             self._changed("STARTED", out, {"data_collections": ",".join(snap.tables)})
@@ -403,9 +402,8 @@ class SignalledSnapshots(ABC):
                         surrogate: str | None, out: Any) -> None:
         """Queue the tables of a blocking snapshot: streaming pauses at the next transaction boundary until they
         are read (a blocking snapshot under way takes them after its own)."""
-        tables = self._resolve(signal, names)
+        tables, conditions = self._resolve_request(signal, names, conditions)
         self._check_keys(signal, tables, surrogate, always=True)
-        conditions = {t: f for name, f in conditions.items() for t in self._resolve(signal, [name])}
         self.blocking.start(tables, conditions, surrogate)
         self._changed("STARTED", out, {}, BLOCKING)
 
@@ -417,6 +415,12 @@ class SignalledSnapshots(ABC):
             why = self.has_key(table, surrogate) if surrogate or always else None
             if why is not None:
                 raise signals.SignalError(f"signal {signal.id!r}: snapshot of {table} refused: the table {why}")
+
+    def _resolve_request(self, signal: signals.Signal, names: list[str], conditions: dict[str, str]
+                         ) -> tuple[list[str], dict[str, str]]:
+        """execute-snapshot's tables and additional conditions, keyed by the captured tables they name."""
+        return self._resolve(signal, names), {t: f for name, f in conditions.items()
+                                              for t in self._resolve(signal, [name])}
 
     def _resolve(self, signal: signals.Signal, names: list[str]) -> list[str]:
         """Captured tables named by data-collections entries (a name or a regular expression); SignalError naming

@@ -258,18 +258,21 @@ def check_notifications(kind: str, events: list[dict]) -> None:
 
 
 
+def cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """One `lakecdc` command with `config`, which must succeed."""
+    result = subprocess.run([sys.executable, "-m", "ingest.cli", "--config", str(config), *args], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    return result
+
+
 def read_three_ways(config: Path, source: str, table: str) -> None:
     """An initial snapshot of `table`, then an incremental and a blocking snapshot of it (each signal, then a run
     until caught up)."""
-    def cli(*args: str) -> None:
-        result = subprocess.run([sys.executable, "-m", "ingest.cli", "--config", str(config), *args], cwd=ROOT,
-                                capture_output=True, text=True, timeout=300)
-        assert result.returncode == 0, result.stdout + result.stderr[-3000:]
-
-    cli("run", "--source", source, "--until-caught-up", "--quiet")
+    cli(config, "run", "--source", source, "--until-caught-up", "--quiet")
     for kind in ("incremental", "blocking"):
-        cli("signal", "execute-snapshot", "--type", kind, "--source", source, "--tables", table)
-        cli("run", "--source", source, "--until-caught-up", "--quiet")
+        cli(config, "signal", "execute-snapshot", "--type", kind, "--source", source, "--tables", table)
+        cli(config, "run", "--source", source, "--until-caught-up", "--quiet")
 
 
 def check_reads_agree(events: list[dict], rows: int) -> None:
@@ -290,18 +293,12 @@ def snapshot_by_surrogate(config: Path, source: str, table: str, refused: str, p
     """`table` (50 rows, codes 950..999 in column `code`, no primary key) snapshotted incrementally, then blocking,
     by the surrogate key `code`; a first signal naming the `refused` column is refused with `problem` in the log;
     each snapshot reads every row once."""
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run([sys.executable, "-m", "ingest.cli", "--config", str(config), *args], cwd=ROOT,
-                                capture_output=True, text=True, timeout=300)
-        assert result.returncode == 0, result.stdout + result.stderr[-3000:]
-        return result
-
-    cli("run", "--source", source, "--until-caught-up", "--quiet")
-    cli("signal", "execute-snapshot", "--source", source, "--tables", table, "--surrogate-key", refused)
+    cli(config, "run", "--source", source, "--until-caught-up", "--quiet")
+    cli(config, "signal", "execute-snapshot", "--source", source, "--tables", table, "--surrogate-key", refused)
     for kind in ("incremental", "blocking"):
-        cli("signal", "execute-snapshot", "--type", kind, "--source", source, "--tables", table, "--surrogate-key",
-            "code")
-    run = cli("run", "--source", source, "--until-caught-up")
+        cli(config, "signal", "execute-snapshot", "--type", kind, "--source", source, "--tables", table,
+            "--surrogate-key", "code")
+    run = cli(config, "run", "--source", source, "--until-caught-up")
     assert problem in run.stderr, run.stderr[-3000:]
     reads: dict[str, list[int]] = {"incremental": [], "blocking": []}
     for e in bronze_events(Path(yaml.safe_load(config.read_text())["engine"]["warehouse"]), source):
