@@ -14,7 +14,7 @@ increasing in source commit order (see `encode_seq`).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,6 +199,11 @@ class ResumeState:
     # With no event landed yet: the position of the newest batch of schema changes (a snapshot that read no row
     # yet, e.g. snapshot.mode no_data on quiet tables), for connectors whose schema changes carry one
     schema_position: dict[str, Any] | None = None
+    # What bronze holds for sources whose records may lack schemas, read only when asked: ([(table_id, seq, key
+    # schema JSON, value schema JSON)] of each table's newest event with a schema, [(seq, event JSON)] of the
+    # schema changes) (connectors/debezium_json/schema_resolver.py)
+    landed_schemas: Callable[[], tuple[list[tuple[str, str, str | None, str]], list[tuple[str, str]]]] | None = \
+        field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_row(cls, seq: str | None, position_json: str | None) -> ResumeState:

@@ -14,6 +14,7 @@ one once when it comes again (a multiset, so duplicated deliveries in the input 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -231,10 +232,27 @@ class BronzeWriter:
         if not self.last_events_batch:
             rows = self.spark.sql(f"SELECT position FROM {self.tables['schema_changes']} WHERE position IS NOT NULL "
                                   "ORDER BY batch_id DESC, seq DESC LIMIT 1").collect()
-            return ResumeState(schema_position=json.loads(rows[0][0]) if rows else None)
+            return ResumeState(schema_position=json.loads(rows[0][0]) if rows else None,
+                               landed_schemas=self.landed_schemas)
         events = self.tables["events"]
         last_seq = self._scalar(f"SELECT max(seq) FROM {events}")
-        return ResumeState.from_row(last_seq, committed_position(self.spark, events, self.last_events_batch))
+        landed = ResumeState.from_row(last_seq, committed_position(self.spark, events, self.last_events_batch))
+        return dataclasses.replace(landed, landed_schemas=self.landed_schemas)
+
+    def landed_schemas(self) -> tuple[list[tuple[str, str, str | None, str]], list[tuple[str, str]]]:
+        """(table_id, seq, key schema, value schema) of each table's newest change event with a value schema, and
+        (seq, event JSON) of every schema change: what a source whose records may lack schemas knew before this
+        run (ResumeState.landed_schemas)."""
+        t = self.tables
+        newest = self.spark.sql(
+            f"SELECT e.table_id, e.seq, k.schema AS k, v.schema AS v FROM (SELECT table_id, max(seq) AS seq, "
+            f"max_by(key_schema_id, seq) AS key_id, max_by(value_schema_id, seq) AS value_id FROM {t['events']} "
+            f"WHERE value_schema_id IS NOT NULL AND op IS NOT NULL AND op <> 't' GROUP BY table_id) e "
+            f"JOIN {t['schemas']} v ON v.schema_id = e.value_id LEFT JOIN {t['schemas']} k ON k.schema_id = e.key_id"
+        ).collect()
+        changes = self.spark.sql(f"SELECT seq, event FROM {t['schema_changes']} ORDER BY seq").collect()
+        return ([(r["table_id"], r["seq"], r["k"], r["v"]) for r in newest],
+                [(r["seq"], r["event"]) for r in changes if r["event"]])
 
     def discard_all(self) -> str:
         """Delete every row this source landed (one Delta commit per table; the tables stay); what was removed,

@@ -92,6 +92,21 @@ DECIMAL_HANDLING_MODE = Field("decimal.handling.mode", "choice", default="precis
 BINARY_HANDLING_MODE = Field("binary.handling.mode", "choice", default="bytes",
                              allowed=("bytes", "base64", "base64-url-safe", "hex"),
                              doc="how binary columns are encoded")
+BIGINT_UNSIGNED_HANDLING_MODE = Field("bigint.unsigned.handling.mode", "choice", default="long",
+                                      allowed=("long", "precise"), doc="BIGINT UNSIGNED as int64 or as Connect Decimal")
+
+
+def producer_type_modes() -> list[Field]:
+    """The type settings of the Debezium connector that produced records read from Kafka or files: with them,
+    a record without a schema (JsonConverter schemas.enable=false) gets the schema that connector would have
+    sent, derived from its schema change events (connectors/debezium_json/schema_resolver.py)."""
+    said = " the producing connector's setting, used to type records that carry no schema"
+    return [TIME_PRECISION_MODE.but(default="adaptive_time_microseconds", doc="time.precision.mode:" + said),
+            DECIMAL_HANDLING_MODE.but(doc="decimal.handling.mode:" + said),
+            BIGINT_UNSIGNED_HANDLING_MODE.but(doc="bigint.unsigned.handling.mode:" + said),
+            BINARY_HANDLING_MODE.but(doc="binary.handling.mode:" + said)]
+
+
 TOMBSTONES_ON_DELETE = Field("tombstones.on.delete", "bool", default=True,
                              doc="a tombstone (null value) after every delete event")
 PROVIDE_TRANSACTION_METADATA = Field("provide.transaction.metadata", "bool", default=False,

@@ -38,6 +38,7 @@ class CapturedTable:
     columns: list[CapturedColumn] = field(default_factory=list)
     mongodb: CollectionFields | None = None   # a MongoDB collection: its fields (ingest/generate/mongodb.py)
     notes: list[str] = field(default_factory=list)   # what `generate` tells the user about the table
+    has_schema: bool = True   # False: no event of the table carried a schema (nothing to type its columns by)
 
 
 def _exists(spark: SparkSession, table: str) -> bool:
@@ -62,7 +63,8 @@ def captured_tables(spark: SparkSession, source: str) -> list[CapturedTable]:
         return []
     schemas = qualified(BRONZE_SCHEMA, table_name(source, "schemas"))
     rows = spark.sql(
-        f"SELECT table_id, max_by(key_schema_id, seq) AS k, max_by(value_schema_id, seq) AS v "
+        f"SELECT table_id, max_by(key_schema_id, if(key_schema_id IS NULL, NULL, seq)) AS k, "
+        f"max_by(value_schema_id, if(value_schema_id IS NULL, NULL, seq)) AS v "
         f"FROM {qualified(BRONZE_SCHEMA, events)} WHERE op IS NOT NULL AND op <> 't' GROUP BY table_id "
         f"ORDER BY table_id"
     ).collect()
@@ -80,6 +82,12 @@ def captured_tables(spark: SparkSession, source: str) -> list[CapturedTable]:
                 else is_mongodb_table(spark, source, r["table_id"])):
             fields = infer_fields(collection_events(spark, source, r["table_id"]))
             tables.append(mongodb_table(source, r["table_id"], fields))
+            continue
+        if r["v"] not in registry:
+            tables.append(CapturedTable(source, r["table_id"], [], has_schema=False, notes=[
+                f"{r['table_id']}: no event carries a schema (records written without one, e.g. JsonConverter "
+                "with schemas.enable=false, that no known schema matched): no models (docs/connectors/kafka.md, "
+                "Records without schemas)"]))
             continue
         keys = _envelope_fields(registry[r["k"]], "key") if r["k"] in registry else []
         names = _envelope_fields(registry[r["v"]], "after") if r["v"] in registry else []

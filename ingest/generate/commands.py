@@ -17,12 +17,14 @@ def generate(config: ProjectConfig, sources: list[str], models_dir: Path):
     spark = start_engine(config.engine).spark
     result = WriteResult([], [], [])
     for source in sources:
-        tables = captured_tables(spark, source)
-        if not tables:
+        captured = captured_tables(spark, source)
+        if not captured:
             raise LakecdcError(f"generate: source {source!r} has no captured tables in bronze yet (run ingest first)")
-        write_files(render_source(source, tables, models_dir), result)
+        tables = [t for t in captured if t.has_schema]
+        if tables:
+            write_files(render_source(source, tables, models_dir), result)
         result.notes += [keyless_note(t, base) for t, base in model_names(tables) if not t.keys]
-        result.notes += [note for t in tables for note in t.notes]
+        result.notes += [note for t in captured for note in t.notes]
     return result
 
 

@@ -6,6 +6,7 @@ the producer flushed it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ingest.bronze.contract import BatchLimits, ResumeState
@@ -47,10 +48,13 @@ class AvroConverters:
 
 
 def produce_debezium_records(bootstrap: str, properties: dict[str, Any], resume: ResumeState,
-                             avro_registry: str | None = None) -> tuple[int, ResumeState]:
+                             avro_registry: str | None = None, schemas: bool = True,
+                             on_caught_up: Callable[[], bool] | None = None) -> tuple[int, ResumeState]:
     """Run the connector until it caught up with the source, producing every record to the topic Debezium
-    named; with `avro_registry`, each record also to `avro.<topic>`, serialised by the real AvroConverter.
-    Returns the number of records and where the connector resumes next time."""
+    named (as JsonConverter writes it with schemas.enable `schemas`); with `avro_registry`, each record also to
+    `avro.<topic>`, serialised by the real AvroConverter. Returns the number of records and where the connector
+    resumes next time. `on_caught_up`: called each time the connector caught up (e.g. to run a workload in the
+    same engine run); it returns whether to go on."""
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
@@ -63,7 +67,8 @@ def produce_debezium_records(bootstrap: str, properties: dict[str, Any], resume:
     def tap(handover, decoder, offsets):   # type: ignore[no-untyped-def]
         nonlocal produced, avro
         for topic, key_schema, key, value_schema, value, _ in handover.records:
-            key, value = enveloped(key_schema, key), enveloped(value_schema, value)   # JsonConverter with schemas
+            if schemas:   # JsonConverter with schemas.enable=true; else the payloads as they are
+                key, value = enveloped(key_schema, key), enveloped(value_schema, value)
             producer.produce(topic, value=None if value is None else value.encode(),
                              key=None if key is None else key.encode())
             if avro_registry is not None:
@@ -82,7 +87,7 @@ def produce_debezium_records(bootstrap: str, properties: dict[str, Any], resume:
             connector.acknowledge(batch)
             if batch.position is not None:
                 position = json.loads(batch.position)
-            if batch.caught_up:
+            if batch.caught_up and (on_caught_up is None or not on_caught_up()):
                 break
     finally:
         connector.close()

@@ -16,9 +16,11 @@ from typing import Any
 from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject, BronzeSchemaChange, ResumeState
 from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
+from ingest.connectors.common_properties import producer_type_modes
 from ingest.connectors.debezium_json.offsets import FileOffset, reject_seq
 from ingest.connectors.debezium_json.properties import FIELDS
 from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
+from ingest.connectors.debezium_json.schema_resolver import SchemaResolver
 from ingest.connectors.debezium_json.tail import Line, LineTail
 from ingest.errors import LakecdcError
 
@@ -37,6 +39,7 @@ class DebeziumJsonConnector(SourceConnector):
         self.topic_prefix = props["topic.prefix"]
         self.poll_seconds = props["poll.interval.ms"] / 1000.0
         self.max_line_bytes = props["max.line.bytes"]
+        self.type_modes: dict[str, str] = {f.name: props[f.name] for f in producer_type_modes()}
         self._tail: LineTail | None = None
 
     def check(self) -> str:
@@ -52,7 +55,8 @@ class DebeziumJsonConnector(SourceConnector):
             raise LakecdcError(f"sources.{self.source_name}: bronze was landed from file {start.file!r}, "
                                f"but the input is now {self.path}; point `path` at the directory or the same file")
         tail = LineTail(self.path, self.glob, start.file, start.offset, self.max_line_bytes)
-        return tail, Decoder(self.topic_prefix, start.prev, event_type=BronzeEvent)
+        resolver = SchemaResolver(self.topic_prefix, self.type_modes, resume.landed_schemas, self.source_name)
+        return tail, Decoder(self.topic_prefix, start.prev, event_type=BronzeEvent, resolver=resolver)
 
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         tail, decoder = self._start(resume)
@@ -97,6 +101,7 @@ class DebeziumJsonConnector(SourceConnector):
     def _close(self, items: list[tuple[Line, Any]], tail: LineTail, decoder: Decoder, caught_up: bool) -> Batch:
         """Build the batch; every row carries the batch's end position (where a restart continues)."""
         positions = FileOffset(tail.file, tail.offset, decoder.prev_main).row_positions()
+        decoder.resolve_schemas()
         batch = Batch(caught_up=caught_up)
         events, changes, rejects = batch.events, batch.schema_changes, batch.rejects
         for line, decoded in items:

@@ -13,5 +13,6 @@ FIELDS = FieldSet(
                             doc="the Debezium topic prefix, used to name the tables of events without a source "
                                 "block"),
     common.POLL_INTERVAL_MS.but(doc="how long to wait for new input when caught up (ms)"),
+    *common.producer_type_modes(),
     Field("max.line.bytes", "int", default=64 * 1024 * 1024, minimum=1, doc="longer lines become rejects"),
 )

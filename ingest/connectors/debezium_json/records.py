@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ingest.connectors.debezium_json.seq import START_MAIN, full_seq, main_seq, tiebreak
+from ingest.connectors.debezium_json.schema_resolver import SchemaResolver, row_field_names, row_fields_of
+from ingest.connectors.debezium_json.seq import START_MAIN, full_seq, main_seq, schema_change_tie, tiebreak
 
 OPS = frozenset({"c", "u", "d", "r", "t", "m"})
 _SCHEMA_PREFIX = '{"schema":'
@@ -82,15 +83,6 @@ def _opt_str(value: Any) -> str | None:
     return str(value)
 
 
-def _row_field_names(value_schema: str) -> frozenset[str]:
-    """The field names of an envelope schema's `after` struct; empty when it has none (not an envelope, or a
-    MongoDB event whose rows are JSON text)."""
-    for field in orjson.loads(value_schema).get("fields") or []:
-        if field.get("field") == "after" and field.get("type") == "struct":
-            return frozenset(f["field"] for f in field.get("fields") or [])
-    return frozenset()
-
-
 def _dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
 
@@ -100,13 +92,21 @@ class Decoder:
     the main seq of the last positioned event (inherited by events without a position)."""
 
     def __init__(self, topic_prefix: str | None = None, prev_main: str | None = None,
-                 event_type: type = DecodedEvent) -> None:
+                 event_type: type = DecodedEvent, resolver: SchemaResolver | None = None) -> None:
         """`event_type` builds the events from the DecodedEvent fields, positionally: the connector passes
         BronzeEvent (its position defaults to None and is set when the batch closes), which saves building
-        each row twice."""
+        each row twice. `resolver`: change events without a schema get one when their batch closes
+        (resolve_schemas(); needs a mutable `event_type`)."""
         self.topic_prefix = topic_prefix
+        self.resolver = resolver
         self._event = event_type
-        self.prev_main = prev_main or START_MAIN
+        # The main seq of the last positioned event; the main seq of the last schema change and how many were
+        # read at it (they take their arrival order there). `prev_main` carries all three across restarts.
+        main, _, schema_change = (prev_main or START_MAIN).partition("#")
+        ddl_main, _, count = schema_change.partition("#")
+        self._main = main
+        self._ddl_main, self._ddl_count = ddl_main, int(count or 0)
+        self._ddl_ties: dict[str, str] = {}   # at _ddl_main: hash of a schema change -> its tiebreak
         self._schemas: dict[str, str] = {}  # schema JSON text as found -> canonical JSON (interned)
         self._topic_tables: dict[str, str] = {}
         self._table_ids: dict[tuple[Any, ...], str] = {}
@@ -217,6 +217,29 @@ class Decoder:
         value_schema, value_text, parsed = self._part(value, "value", self._value_prefixes, topic)
         return self._classify(topic, key_schema, key_text, value_schema, value_text, parsed)
 
+    def _schema_change_tie(self, main: str, digest: str) -> str:
+        """The schema change's arrival index at its main seq (schema changes come in order, from one topic
+        partition, whatever events of other positions come between); one delivered twice keeps its first."""
+        if main != self._ddl_main:
+            self._ddl_main, self._ddl_count = main, 0
+            self._ddl_ties.clear()
+        tie = self._ddl_ties.get(digest)
+        if tie is None:
+            tie = self._ddl_ties[digest] = schema_change_tie(self._ddl_count)
+            self._ddl_count += 1
+        return tie
+
+    @property
+    def prev_main(self) -> str:
+        """Where the decoder is, for a restart to go on from (Decoder(prev_main=...)): the main seq of the last
+        positioned event, then (when schema changes were read) `#<main seq of the last one>#<how many there>`."""
+        return f"{self._main}#{self._ddl_main}#{self._ddl_count}" if self._ddl_count else self._main
+
+    def resolve_schemas(self) -> None:
+        """The batch closes: its events without a schema get one where the resolver finds one."""
+        if self.resolver is not None:
+            self.resolver.resolve()
+
     def part(self, text: str | None, what: str) -> tuple[str | None, str | None]:
         """(canonical schema JSON, payload JSON text) of one key or value JsonConverter wrote (the payload's
         text as written). Raises RecordError."""
@@ -240,7 +263,7 @@ class Decoder:
         nulls included); a payload that disagrees with its schema is a reject, not a row with missing columns."""
         fields = self._row_fields.get(value_schema)
         if fields is None:
-            fields = self._row_fields[value_schema] = _row_field_names(value_schema)
+            fields = self._row_fields[value_schema] = row_field_names(value_schema)
         if not fields:
             return
         for image in ("after", "before"):
@@ -283,20 +306,33 @@ class Decoder:
                 main = main_seq(source, ts_ms)
             except (TypeError, ValueError) as exc:
                 raise RecordError("parse", f"unusable source position: {exc}") from None
-            self.prev_main = main
-            return self._event(topic, table_id, op, full_seq(main, tiebreak(topic, key_text), False), key_text,
-                               value_text, key_schema, value_schema, ts_ms, source_ts_ms, _txn_id(value, source),
-                               _opt_str(source.get("snapshot")) if source else None)
+            self._main = main
+            seq = full_seq(main, tiebreak(topic, key_text), False)
+            snapshot = _opt_str(source.get("snapshot")) if source else None
+            event = self._event(topic, table_id, op, seq, key_text, value_text, key_schema, value_schema, ts_ms,
+                                source_ts_ms, _txn_id(value, source), snapshot)
+            resolver = self.resolver
+            if resolver is not None:
+                if value_schema is not None:
+                    resolver.note_event(table_id, seq, key_schema, value_schema)
+                elif op != "t":
+                    fields = row_fields_of(value)
+                    if fields is not None:
+                        resolver.defer(event, fields)
+            return event
         if "ddl" in value or "tableChanges" in value:
             try:
                 main = main_seq(source, ts_ms)
             except (TypeError, ValueError) as exc:
                 raise RecordError("parse", f"unusable source position: {exc}") from None
-            self.prev_main = main
+            self._main = main
             changes = value.get("tableChanges")
             ddl = _opt_str(value.get("ddl"))
+            seq = full_seq(main, self._schema_change_tie(main, tiebreak(topic, ddl, _dumps(changes))), False)
+            if self.resolver is not None:
+                self.resolver.note_schema_change(seq, value)
             return DecodedSchemaChange(
-                seq=full_seq(main, tiebreak(topic, ddl, _dumps(changes)), False),
+                seq=seq,
                 ts_ms=ts_ms,
                 database_name=_opt_str(value.get("databaseName")),
                 schema_name=_opt_str(value.get("schemaName")),
@@ -313,7 +349,7 @@ class Decoder:
                    ) -> DecodedEvent:
         # a tombstone hashes like its delete (topic, key), so it sorts right after it
         tie = tiebreak(topic, key_text) if value_text is None else tiebreak(topic, key_text, value_text)
-        seq = full_seq(self.prev_main, tie, True)
+        seq = full_seq(self._main, tie, True)
         return self._event(topic, table_id, op, seq, key_text, value_text, key_schema, value_schema, ts_ms, None,
                            txn_id, None)
 

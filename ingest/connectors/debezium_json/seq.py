@@ -10,7 +10,8 @@ A seq is `<main>-<tiebreak>-<kind>` (see ingest.bronze.contract.encode_seq, fixe
               mongodb         ts_ms, ord
               fallback        source.ts_ms (else envelope ts_ms), 0: only as good as the clock
   tiebreak  64-bit hash of topic + key (events that share a position: snapshot rows, truncates);
-            a duplicated delivery of the same event gets the same seq
+            a duplicated delivery of the same event gets the same seq. Schema changes: their arrival order
+            at the position (schema_change_tie), before the events there
   kind      0: the event carries its own position; 1: it has none (tombstone, heartbeat, transaction
             marker) and inherits the main part of the event read before it, so it sorts right after it
 """
@@ -137,6 +138,14 @@ def tiebreak(*texts: str | None) -> str:
     """A stable 64-bit hash of the given texts, as 16 hex digits."""
     joined = f"{texts[0]}\x00{texts[1] or ''}" if len(texts) == 2 else "\x00".join([t or "" for t in texts])
     return hashlib.blake2b(joined.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def schema_change_tie(index: int) -> str:
+    """The tiebreak of the index-th schema change read at one source position: schema changes keep their
+    arrival order there (a MySQL snapshot writes DROP DATABASE, CREATE DATABASE, DROP TABLE, CREATE TABLE ... at
+    the snapshot's binlog position) and sort before the events at that position (the snapshot's rows), whose
+    hash tiebreaks are below 0x10000 with a probability of 2^-48 each."""
+    return f"{index:016x}"
 
 
 def full_seq(main: str, tie: str, inherited: bool) -> str:

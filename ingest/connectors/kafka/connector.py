@@ -22,7 +22,9 @@ from typing import Any
 from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject, BronzeSchemaChange, ResumeState
 from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
+from ingest.connectors.common_properties import producer_type_modes
 from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
+from ingest.connectors.debezium_json.schema_resolver import SchemaResolver
 from ingest.connectors.kafka.avro import AvroDecoder, SchemaRegistry
 from ingest.connectors.kafka.offsets import KafkaOffsets, reject_seq
 from ingest.connectors.kafka.properties import FIELDS, OWNED_CONSUMER_SETTINGS
@@ -53,6 +55,7 @@ class KafkaConnector(SourceConnector):
         self.poll_seconds: float = props["poll.interval.ms"] / 1000.0
         self.value_converter: str = props["value.converter"]
         self.key_converter: str = props["key.converter"] or self.value_converter
+        self.type_modes: dict[str, str] = {f.name: props[f.name] for f in producer_type_modes()}
         self.registry_url: str | None = props["schema.registry.url"]
         self._registry_user_info: str | None = props["schema.registry.basic.auth.user.info"] or None
         if "avro" in (self.key_converter, self.value_converter) and not self.registry_url:
@@ -171,7 +174,9 @@ class KafkaConnector(SourceConnector):
     # -- the batches ---------------------------------------------------------------------------------------------
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         offsets = KafkaOffsets.from_position(resume.position)
-        decoder = Decoder(self.topic_prefix, (resume.position or {}).get("prev"), event_type=BronzeEvent)
+        resolver = SchemaResolver(self.topic_prefix, self.type_modes, resume.landed_schemas, self.source_name)
+        decoder = Decoder(self.topic_prefix, (resume.position or {}).get("prev"), event_type=BronzeEvent,
+                          resolver=resolver)
         consumer = self._consumer = self._new_consumer()
         self._avro = self._avro_decoder()
         self._assigned = {}
@@ -236,6 +241,7 @@ class KafkaConnector(SourceConnector):
     def _close(batch: Batch, offsets: KafkaOffsets, decoder: Decoder, caught_up: bool) -> Batch:
         """Every row of the batch carries where each partition continues (Batch.position)."""
         batch.caught_up = caught_up
+        decoder.resolve_schemas()
         if len(batch):
             batch.position = offsets.position(decoder.prev_main)
             batch.ack = dict(offsets.next_offsets)

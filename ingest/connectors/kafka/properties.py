@@ -24,8 +24,8 @@ FIELDS = FieldSet(
           doc="the consumer group the landed offsets are committed to after each bronze commit, for monitoring "
               "tools only (lakecdc resumes from bronze); `{source}` is the source's name"),
     Field("value.converter", "choice", default="json", allowed=("json", "avro"),
-          doc="how the producers serialised the records' values: json (Kafka Connect's JsonConverter with "
-              "schemas.enable=true, Debezium Server's json format) or avro (Confluent's AvroConverter, with a "
+          doc="how the producers serialised the records' values: json (Kafka Connect's JsonConverter, with or "
+              "without schemas; Debezium Server's json format) or avro (Confluent's AvroConverter, with a "
               "schema registry)"),
     Field("key.converter", "choice", allowed=("json", "avro"),
           doc="how the producers serialised the records' keys; by default as value.converter"),
@@ -35,6 +35,7 @@ FIELDS = FieldSet(
     Field("schema.registry.basic.auth.user.info", "password",
           doc="`user:password` for the schema registry's HTTP basic authentication"),
     common.POLL_INTERVAL_MS.but(doc="how long one poll waits for records (ms)"),
+    *common.producer_type_modes(),
     Field("kafka.*", forwarded=True, doc="a librdkafka consumer setting, e.g. kafka.security.protocol=SASL_SSL, "
                                           "kafka.sasl.mechanism, kafka.sasl.username, kafka.sasl.password"),
 )
