@@ -1,6 +1,7 @@
 """MariaDB connector benchmark (figures for the closing note; not a test).
 
-    .venv/bin/python bench/mariadb.py [--rows 1000000] [--stream-rows 200000] [--skip-bronze] [--row-path]
+    .venv/bin/python bench/mariadb.py [--rows 1000000] [--stream-rows 200000] [--single-row-txns 50000]
+                                      [--skip-bronze] [--row-path]
 
 1. Snapshot of a ROWS-row, 8-column table: connector alone (rows/s) and connector + BronzeWriter into
    Delta through the embedded engine (rows/s). Tables with a primary key are read in columnar chunks
@@ -9,6 +10,9 @@
    then the generic row path) and into bronze; compared with a bare mysql-replication loop decoding the
    rows of the same binlog range (the library's own decoding speed) and with
    `mariadb-binlog`/`mysqlbinlog` reading the same range to /dev/null (the decode limit).
+3. Single-row transactions: SINGLE_ROW_TXNS autocommit INSERTs (GTID, table map, rows and XID events for each
+   row): connector alone and into bronze, against `mariadb-binlog` over the same range (issue 19's target:
+   >= 30,000 events/s into bronze). Peak RSS of the process at the end.
 
 Uses database mysqlconn_bench (or $LAKECDC_BENCH_DB) on LAKECDC_MARIADB_URL (scripts/services.sh env).
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -118,6 +123,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--stream-rows", type=int, default=200_000)
+    ap.add_argument("--single-row-txns", type=int, default=50_000)
     ap.add_argument("--skip-bronze", action="store_true")
     ap.add_argument("--row-path", action="store_true", help="snapshot through the row path (no columnar blocks)")
     args = ap.parse_args()
@@ -158,7 +164,7 @@ def main() -> None:
             cur.execute(f"UPDATE {DB}.t SET a = a + 1 WHERE id BETWEEN {lo} AND {min(half, lo + 9_999)}")
     c = MySqlConnector(settings(p, 410_003))
     c.restore_schema_history([])
-    n, secs, _ = drain(c, after_snapshot)
+    n, secs, after_stream = drain(c, after_snapshot)
     print(f"streaming, connector only: {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
     connector_rate = n / secs
     from ingest.connectors.mysql.streaming import MySqlStreamingSource
@@ -182,9 +188,38 @@ def main() -> None:
     if tool_secs:
         print(f"mariadb-binlog -vv >/dev/null: {tool_secs:.1f} s = {rows / tool_secs:,.0f} rows/s "
               f"(connector/tool = {connector_rate / (rows / tool_secs):.2f})")
+    single_row_transactions(conn, p, after_stream, args.rows + args.stream_rows + 1, args.single_row_txns, writer)
     if engine is not None:
         engine.stop()
     conn.close()
+    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
+
+
+def single_row_transactions(conn, p: dict, start: ResumeState, first_id: int, count: int, writer) -> None:
+    """`count` one-row INSERT transactions after `start` (the streaming stage's end), streamed by the connector
+    alone and into bronze."""
+    began = time.perf_counter()
+    with conn.cursor() as cur:
+        for i in range(first_id, first_id + count):
+            cur.execute(f"INSERT INTO {DB}.t VALUES (%s, %s, %s, %s, '2024-01-01 00:00:01.500', 1.5, 3, '2020-01-01')",
+                        (i, i * 7, f"name-{i}", i / 100))
+    print(f"single-row transactions: {count} autocommit INSERTs in {time.perf_counter() - began:.1f} s")
+    c = MySqlConnector(settings(p, 410_008))
+    c.restore_schema_history([])
+    n, secs, _ = drain(c, start)
+    rate = n / secs
+    print(f"single-row txns, connector only: {n} events in {secs:.1f} s = {rate:,.0f} events/s")
+    if writer is not None:
+        c = MySqlConnector(settings(p, 410_009))
+        c.restore_schema_history([])
+        n, secs, _ = drain(c, start, writer)
+        rate = n / secs
+        print(f"single-row txns into bronze:     {n} events in {secs:.1f} s = {rate:,.0f} events/s "
+              f"(target >= 30,000)")
+    tool_secs = binlog_tool(p, start.position["file"], int(start.position["pos"]))
+    if tool_secs:
+        print(f"mariadb-binlog -vv >/dev/null over the same range: {tool_secs:.1f} s = {count / tool_secs:,.0f} "
+              f"rows/s (lakecdc/tool = {rate / (count / tool_secs):.2f})")
 
 
 if __name__ == "__main__":

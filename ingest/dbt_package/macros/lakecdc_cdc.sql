@@ -32,16 +32,26 @@
   {{ return(-1 if value is none else value | int) }}
 {% endmacro %}
 
+{#- An append, not a MERGE: appends of models built at the same time (dbt threads) do not conflict in Delta, and
+    the watermark read is the model's max(batch_id). -#}
 {% macro lakecdc_write_watermark(state, relation, batch_id) %}
   {%- if lakecdc.lakecdc_table_format() != 'delta' -%}{{ return(none) }}{%- endif -%}
   {%- call statement('lakecdc_state_write') -%}
-    merge into {{ state }} t
-    using (select {{ lakecdc.lakecdc_lit(relation | string) }} as model, cast({{ batch_id }} as bigint) as batch_id,
-                  current_timestamp() as updated_at) s
-    on t.model = s.model
-    when matched then update set batch_id = s.batch_id, updated_at = s.updated_at
-    when not matched then insert (model, batch_id, updated_at) values (s.model, s.batch_id, s.updated_at)
+    insert into {{ state }}
+    select {{ lakecdc.lakecdc_lit(relation | string) }} as model, cast({{ batch_id }} as bigint) as batch_id,
+           current_timestamp() as updated_at
   {%- endcall -%}
+{% endmacro %}
+
+{#- on-run-start (dbt_project.yml): the target schema's state table exists before models run at the same time
+    (their own "create if not exists" would race to create it). -#}
+{% macro lakecdc_on_run_start() %}
+  {%- if execute and lakecdc.lakecdc_table_format() == 'delta' -%}
+    {%- set state = lakecdc.lakecdc_state_relation(target.schema) -%}
+    {%- do adapter.create_schema(state) -%}
+    {%- do lakecdc.lakecdc_ensure_state(state) -%}
+    {%- call statement('lakecdc_work_schema') -%}create schema if not exists {{ var('lakecdc_work_schema', 'lakecdc_work') }}{%- endcall -%}
+  {%- endif -%}
 {% endmacro %}
 
 {#- What the staging rows after `watermark` hold: (row count, max batch, truncate in them?) and all
