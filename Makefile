@@ -47,7 +47,7 @@ demo: $(STAMP)
 	$(VENV)/bin/lakecdc demo
 
 # Every benchmark in bench/ (figures and medians printed; peers such as dlt installed from the bench extra).
-BENCHES := engine events landing ddl merge dbt_build quality postgres mariadb kafka
+BENCHES := engine events landing ddl merge dbt_build latency quality postgres mariadb kafka
 bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[dev,bench]'
 	scripts/services.sh install

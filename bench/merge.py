@@ -144,6 +144,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=10_000_000, help="silver table rows before the merge")
     parser.add_argument("--changes", type=int, default=1_000_000, help="change events to merge")
     parser.add_argument("--skip-dlt", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (dbt's log: proj/logs/dbt.log)")
     args = parser.parse_args()
 
     from ingest.config import EngineSettings
@@ -171,7 +172,10 @@ def main() -> int:
                 print(f"dlt merge (delta-rs): {dlt_s:.1f} s, {args.changes / dlt_s:,.0f} changes/s", flush=True)
                 print(f"ratio lakecdc/dlt wall time: {lakecdc_s / dlt_s:.2f}", flush=True)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.keep:
+            print(f"kept {workdir}", flush=True)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 

@@ -210,33 +210,38 @@
   {%- endfor -%}
 {%- endmacro %}
 
-{#- Latest state per key: columns, _op, _seq, _source_ts, __deleted, __deleted_at. -#}
+{#- Latest state per key: columns, _op, _seq, _source_ts, __deleted, __deleted_at. One max_by per column: Sail
+    aggregates max_by(struct(every column), _seq) several times slower (measured on 1,000,000 events: 7.7 s
+    against 2.7 s); a key's events have distinct seqs (a duplicated delivery is the same event), so the columns
+    come from the same event. A placeholder column takes its value from the latest event that had it. -#}
 {% macro lakecdc_current_changes(spec, events_sql, truncs) -%}
   {%- set keys = spec['keys'] | map(attribute='name') | list -%}
   {%- set last_truncate = truncs[-1][0] if truncs else none -%}
   select
     {%- for k in keys %} {{ lakecdc.lakecdc_ident(k) }},{% endfor %}
     {%- for c in spec['columns'] %}
-    {% if c['toast'] %}__t{{ loop.index }}.{{ lakecdc.lakecdc_ident(c['name']) }}{% else %}__l.{{ lakecdc.lakecdc_ident(c['name']) }}{% endif %} as {{ lakecdc.lakecdc_ident(c['name']) }},
+    __c{{ loop.index }} as {{ lakecdc.lakecdc_ident(c['name']) }},
     {%- endfor %}
-    case when __l._op = 'd' then 'd'
-         {% if last_truncate %}when __l._seq < {{ lakecdc.lakecdc_lit(last_truncate) }} then 't'{% endif %}
-         else __l._op end as _op,
-    __l._seq as _seq,
-    __l._source_ts as _source_ts,
-    (__l._op = 'd' {% if last_truncate %}or __l._seq < {{ lakecdc.lakecdc_lit(last_truncate) }}{% endif %}) as __deleted,
-    case when __l._op = 'd' then __l._source_ts
-         {% if last_truncate %}when __l._seq < {{ lakecdc.lakecdc_lit(last_truncate) }} then {{ lakecdc.lakecdc_next_truncate("''", truncs[-1:], 'ts') }}{% endif %} end as __deleted_at
+    case when __op = 'd' then 'd'
+         {% if last_truncate %}when __seq < {{ lakecdc.lakecdc_lit(last_truncate) }} then 't'{% endif %}
+         else __op end as _op,
+    __seq as _seq,
+    __source_ts as _source_ts,
+    (__op = 'd' {% if last_truncate %}or __seq < {{ lakecdc.lakecdc_lit(last_truncate) }}{% endif %}) as __deleted,
+    case when __op = 'd' then __source_ts
+         {% if last_truncate %}when __seq < {{ lakecdc.lakecdc_lit(last_truncate) }} then {{ lakecdc.lakecdc_next_truncate("''", truncs[-1:], 'ts') }}{% endif %} end as __deleted_at
   from (
     select
       {%- for k in keys %} {{ lakecdc.lakecdc_ident(k) }},{% endfor %}
-      max_by(struct(
-        {%- for c in spec['columns'] %}{{ lakecdc.lakecdc_ident(c['name']) }}, {% endfor -%}
-        _op, _seq, _source_ts), _seq) as __l
-      {%- for c in spec['columns'] %}{% if c['toast'] %}
-      , max_by(struct({{ lakecdc.lakecdc_ident(c['name']) }}),
-               case when not array_contains(_unavailable, {{ lakecdc.lakecdc_lit(c['name']) }}) then _seq end) as __t{{ loop.index }}
-      {%- endif %}{% endfor %}
+      {%- for c in spec['columns'] %}
+      {%- if c['toast'] %}
+      max_by({{ lakecdc.lakecdc_ident(c['name']) }},
+             case when not array_contains(_unavailable, {{ lakecdc.lakecdc_lit(c['name']) }}) then _seq end) as __c{{ loop.index }},
+      {%- else %}
+      max_by({{ lakecdc.lakecdc_ident(c['name']) }}, _seq) as __c{{ loop.index }},
+      {%- endif %}
+      {%- endfor %}
+      max_by(_op, _seq) as __op, max(_seq) as __seq, max_by(_source_ts, _seq) as __source_ts
     from ({{ events_sql }}) __ev
     group by {% for k in keys %}{{ lakecdc.lakecdc_ident(k) }}{% if not loop.last %}, {% endif %}{% endfor %}
   ) __g
