@@ -130,6 +130,7 @@ def make_project(tmp: Path, warehouse: Path) -> Path:
     (proj / "dbt_project.yml").write_text(
         "name: lakecdc\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\n"
         f"macro-paths: ['{DBT_PACKAGE_MACROS}']\n"
+        "on-run-start: [\"{{ lakecdc.lakecdc_on_run_start() }}\"]\n"
         f"vars:\n  lakecdc_warehouse: '{warehouse}'\n"
         "models:\n  lakecdc:\n    +file_format: \"{{ var('lakecdc_table_format', 'delta') }}\"\n")
     return proj

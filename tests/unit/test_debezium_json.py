@@ -319,6 +319,52 @@ def test_batches_positions_rejects_and_resume(tmp_path: Path):
     assert [e.seq for e in resumed] == [e.seq for e in events[landed_before:]]  # inherited seqs too
 
 
+def test_files_without_schemas_get_schemas_from_the_schema_change_lines(tmp_path: Path):
+    """The debezium-json source resolves schemaless change lines as the kafka source does: here from a MySQL schema
+    change line (tableChanges) that comes after them in the file, within the same batch, with the file's
+    producer setting decimal.handling.mode=string; a restart learns the schema from bronze."""
+    columns = [{"name": "id", "jdbcType": 4, "typeName": "INT", "typeExpression": "INT", "position": 1,
+                "optional": False, "enumValues": []},
+               {"name": "price", "jdbcType": 3, "typeName": "DECIMAL", "typeExpression": "DECIMAL", "length": 8,
+                "scale": 2, "position": 2, "optional": True, "enumValues": []}]
+    change = {"source": {"connector": "mysql", "db": "shop", "file": "bin.000001", "pos": 4, "row": 0},
+              "ddl": "CREATE TABLE items (id int primary key, price decimal(8,2))",
+              "tableChanges": [{"type": "CREATE", "id": '"shop"."items"',
+                                "table": {"primaryKeyColumnNames": ["id"], "columns": columns}}]}
+
+    def row(i: int) -> bytes:
+        value = {"before": None, "after": {"id": i, "price": f"{i}.50"}, "op": "c", "ts_ms": 1,
+                 "source": {"connector": "mysql", "db": "shop", "table": "items", "file": "bin.000001",
+                            "pos": 100 + i, "row": 0}}
+        return orjson.dumps({"topic": "p.shop.items", "key": {"id": i}, "payload": value}) + b"\n"
+
+    (tmp_path / "00.jsonl").write_bytes(row(1) + orjson.dumps({"topic": "p", "payload": change}) + b"\n" + row(2))
+    conn = DebeziumJsonConnector(settings(tmp_path, **{"poll.interval.ms": 1, "topic.prefix": "p",
+                                                       "decimal.handling.mode": "string"}))
+    batch = next(iter(conn.batches(ResumeState(), BatchLimits(max_events=100, max_seconds=60))))
+    conn.close()
+    assert len(batch.events) == 2 and len(batch.schema_changes) == 1
+    schema = batch.events[0].value_schema
+    assert schema is not None and all(e.value_schema == schema for e in batch.events)
+    after = next(f for f in orjson.loads(schema)["fields"] if f["field"] == "after")
+    assert {f["field"]: f["type"] for f in after["fields"]} == {"id": "int32", "price": "string"}
+    assert orjson.loads(batch.events[0].key_schema)["name"] == "p.shop.items.Key"
+    # a restart after the first batch: the new line's schema comes from what bronze holds (asked once)
+    with (tmp_path / "00.jsonl").open("ab") as f:
+        f.write(row(3))
+    asked = []
+
+    def landed():
+        asked.append(1)
+        return [("shop.items", batch.events[-1].seq, batch.events[-1].key_schema, schema)], []
+
+    resume = ResumeState(position=json.loads(batch.events[-1].position), landed_schemas=landed)
+    conn = DebeziumJsonConnector(settings(tmp_path, **{"poll.interval.ms": 1, "topic.prefix": "p"}))
+    more = next(iter(conn.batches(resume, BatchLimits(max_events=100, max_seconds=60))))
+    conn.close()
+    assert [e.value_schema for e in more.events] == [schema] and asked == [1]
+
+
 def test_sample_generator_is_commit_ordered_and_deterministic():
     gen = list(InventoryEvents(seed=1).events(500))
     assert gen == list(InventoryEvents(seed=1).events(500))

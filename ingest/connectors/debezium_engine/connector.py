@@ -68,7 +68,6 @@ class DebeziumEngineConnector(SourceConnector):
         self._history: list[str] = []
         self._engine: jvm.EmbeddedEngine | None = None
         self._probe: SourceProbe | None = None
-        self._ddl_main, self._ddl_rank = "", 0   # the schema changes' source position and their count there
         self._state_dir: Path | None = None
 
     @property
@@ -216,20 +215,11 @@ class DebeziumEngineConnector(SourceConnector):
                                             offsets.position()))
                 continue
             if type(decoded) is DecodedSchemaChange:
-                outputs.append(BronzeSchemaChange(self._schema_change_seq(decoded.seq), *decoded[1:], position))
+                # its seq keeps the connector's order among the schema changes at one position (seq.py)
+                outputs.append(BronzeSchemaChange(*decoded, position))
             else:
                 outputs.append(decoded)  # type: ignore[arg-type]  (built as BronzeEvent)
         return outputs, prev_at_cut if handover.cut < len(handover.records) else decoder.prev_main
-
-    def _schema_change_seq(self, seq: str) -> str:
-        """A schema change's seq with, as its tiebreak, its place among the schema changes at the same source
-        position, in the order the connector emitted them: a snapshot's DDL (DROP, CREATE DATABASE, USE, CREATE
-        TABLE ...) all share one position and replay in this order (the history depends on it), before the rows
-        read there. Deterministic on replay: a run resumes after a whole position, or restarts a snapshot."""
-        main = seq.rsplit("-", 2)[0]
-        self._ddl_rank = self._ddl_rank + 1 if main == self._ddl_main else 0
-        self._ddl_main = main
-        return f"{main}-{self._ddl_rank:016x}-0"
 
     def _raise_if_stopped(self, engine: jvm.EmbeddedEngine) -> None:
         if engine.failure is not None:

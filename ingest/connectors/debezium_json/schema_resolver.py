@@ -89,6 +89,9 @@ def row_fields_of(value: dict[str, Any]) -> frozenset[str] | None:
 
 
 class SchemaResolver:
+    """What the decoder knows of each table's schemas, and the events waiting for one (see the module's doc).
+    `landed`: reads what bronze holds (ResumeState.landed_schemas), called at most once, when an event needs it."""
+
     def __init__(self, topic_prefix: str | None, type_modes: dict[str, str] | None = None,
                  landed: Callable[[], LandedSchemas] | None = None, source_name: str = "") -> None:
         self.topic_prefix = topic_prefix or "lakecdc"

@@ -143,7 +143,8 @@ def test_ctrl_c_during_dbt_build(project: Path) -> None:
     (the same engine, a new process) works."""
     (project / "dbt_project.yml").write_text(
         "name: lakecdc\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\n"
-        f"macro-paths: ['{DBT_PACKAGE_MACROS}']\nvars:\n  lakecdc_warehouse: '{project / 'warehouse'}'\n"
+        f"macro-paths: ['{DBT_PACKAGE_MACROS}']\non-run-start: [\"{{{{ lakecdc.lakecdc_on_run_start() }}}}\"]\n"
+        f"vars:\n  lakecdc_warehouse: '{project / 'warehouse'}'\n"
         "models:\n  lakecdc:\n    +file_format: delta\n")
     (project / "profiles.yml").write_text((ROOT / "profiles.yml").read_text())
     (project / "models").mkdir()
