@@ -17,6 +17,7 @@ from ingest.connectors.debezium_json.sample import InventoryEvents, kcat_lines
 from ingest.connectors.debezium_json.tail import LineTail
 from ingest.connectors.registry import connector_class, create
 from ingest.errors import ConfigError, LakecdcError
+from tests.support.mysql_schema_change import create_table
 
 pytestmark = pytest.mark.unit
 
@@ -323,14 +324,7 @@ def test_files_without_schemas_get_schemas_from_the_schema_change_lines(tmp_path
     """The debezium-json source resolves schemaless change lines as the kafka source does: here from a MySQL schema
     change line (tableChanges) that comes after them in the file, within the same batch, with the file's
     producer setting decimal.handling.mode=string; a restart learns the schema from bronze."""
-    columns = [{"name": "id", "jdbcType": 4, "typeName": "INT", "typeExpression": "INT", "position": 1,
-                "optional": False, "enumValues": []},
-               {"name": "price", "jdbcType": 3, "typeName": "DECIMAL", "typeExpression": "DECIMAL", "length": 8,
-                "scale": 2, "position": 2, "optional": True, "enumValues": []}]
-    change = {"source": {"connector": "mysql", "db": "shop", "file": "bin.000001", "pos": 4, "row": 0},
-              "ddl": "CREATE TABLE items (id int primary key, price decimal(8,2))",
-              "tableChanges": [{"type": "CREATE", "id": '"shop"."items"',
-                                "table": {"primaryKeyColumnNames": ["id"], "columns": columns}}]}
+    change = create_table("shop", "items")
 
     def row(i: int) -> bytes:
         value = {"before": None, "after": {"id": i, "price": f"{i}.50"}, "op": "c", "ts_ms": 1,

@@ -10,6 +10,7 @@ import pytest
 from ingest.bronze.contract import BronzeEvent
 from ingest.connectors.debezium_json.records import Decoder
 from ingest.connectors.debezium_json.schema_resolver import SchemaResolver
+from tests.support.mysql_schema_change import create_table
 
 pytestmark = pytest.mark.unit
 
@@ -91,14 +92,7 @@ def test_bronze_is_asked_once_and_only_when_a_record_needs_it() -> None:
 def test_a_mysql_schema_change_gives_the_connectors_schemas() -> None:
     resolver = SchemaResolver("p", {"decimal.handling.mode": "string"})
     decoder = Decoder("p", event_type=BronzeEvent, resolver=resolver)
-    columns = [{"name": "id", "jdbcType": 4, "typeName": "INT", "typeExpression": "INT", "position": 1,
-                "optional": False, "enumValues": []},
-               {"name": "price", "jdbcType": 3, "typeName": "DECIMAL", "typeExpression": "DECIMAL", "length": 8,
-                "scale": 2, "position": 2, "optional": True, "enumValues": []}]
-    change = {"source": {"connector": "mysql", "db": "db", "file": "bin.000001", "pos": 4, "row": 0},
-              "ddl": "CREATE TABLE t (id int primary key, price decimal(8,2))",
-              "tableChanges": [{"type": "CREATE", "id": '"db"."t"',
-                                "table": {"primaryKeyColumnNames": ["id"], "columns": columns}}]}
+    change = create_table("db", "t")
     decoder.decode_record("p", None, orjson.dumps(change).decode())
     event = decoder.decode_record("p.db.t", '{"id":1}', orjson.dumps({
         **value(9, op="c"), "after": {"id": 1, "price": "1.50"},
