@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from pg_fresh import fresh_database  # noqa: E402
+from pg_fresh import execute, fresh_database  # noqa: E402
 
 DB, SCHEMA, SOURCE, SIGNALS = "lakecdc_bench_inc", "bench", "inc", "bench.signals"
 
@@ -41,17 +41,12 @@ DB, SCHEMA, SOURCE, SIGNALS = "lakecdc_bench_inc", "bench", "inc", "bench.signal
 
 def prepare(dsn: str, rows: int) -> str:
     db = fresh_database(dsn, DB, "bench_inc")
-    conn = psycopg2.connect(db)
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute(f"CREATE SCHEMA {SCHEMA}")
-        cur.execute(f"CREATE TABLE {SCHEMA}.items (id bigint PRIMARY KEY, name text, qty int, price numeric(12,2), "
-                    "ts timestamptz, flag boolean, note varchar(64), n bigint)")
-        cur.execute(f"INSERT INTO {SCHEMA}.items SELECT g, 'item ' || g, g % 1000, (g % 10000) / 100.0, now(), "
-                    f"g % 2 = 0, md5(g::text), g FROM generate_series(1, {rows}) g")
-        cur.execute(f"CREATE TABLE {SIGNALS} (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, "
-                    "data varchar(2048))")
-    conn.close()
+    execute(db, f"CREATE SCHEMA {SCHEMA}",
+            f"CREATE TABLE {SCHEMA}.items (id bigint PRIMARY KEY, name text, qty int, price numeric(12,2), "
+            "ts timestamptz, flag boolean, note varchar(64), n bigint)",
+            f"INSERT INTO {SCHEMA}.items SELECT g, 'item ' || g, g % 1000, (g % 10000) / 100.0, now(), "
+            f"g % 2 = 0, md5(g::text), g FROM generate_series(1, {rows}) g",
+            f"CREATE TABLE {SIGNALS} (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))")
     return db
 
 

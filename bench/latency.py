@@ -36,22 +36,18 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import dbt_build  # noqa: E402  (its project set-up: a PostgreSQL source of tables in schema shop)
-from pg_fresh import fresh_database  # noqa: E402
+from pg_fresh import execute, fresh_database  # noqa: E402
 
 INITIAL_ROWS = 10_000
 
 
 def prepare(dsn: str) -> str:
     db = fresh_database(dsn, dbt_build.DB, dbt_build.SLOT)
-    conn = psycopg2.connect(db)
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute(f"CREATE SCHEMA {dbt_build.SCHEMA}")
-        cur.execute(f"CREATE TABLE {dbt_build.SCHEMA}.events (id bigint PRIMARY KEY, n int, note text, "
-                    "committed_at timestamptz)")
-        cur.execute(f"INSERT INTO {dbt_build.SCHEMA}.events SELECT g, 0, 'row ' || g, clock_timestamp() "
-                    f"FROM generate_series(1, {INITIAL_ROWS}) g")
-    conn.close()
+    execute(db, f"CREATE SCHEMA {dbt_build.SCHEMA}",
+            f"CREATE TABLE {dbt_build.SCHEMA}.events (id bigint PRIMARY KEY, n int, note text, "
+            "committed_at timestamptz)",
+            f"INSERT INTO {dbt_build.SCHEMA}.events SELECT g, 0, 'row ' || g, clock_timestamp() "
+            f"FROM generate_series(1, {INITIAL_ROWS}) g")
     return db
 
 
