@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,8 +51,8 @@ def run(cmd: list[str], cwd: Path | None = None, timeout: float = 900) -> subpro
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(the built wheel, a clean virtual environment with it installed)."""
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """(the built wheel, a clean virtual environment with it installed); the venv (a few GB) is removed after."""
     tmp_path = tmp_path_factory.mktemp("wheel")
     dist = tmp_path / "dist"
     # sdist first, then the wheel from the unpacked sdist (nothing is built inside the source tree)
@@ -61,7 +63,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     run([sys.executable, "-m", "venv", str(venv)])
     run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheels[0])],
         timeout=1200)
-    return wheels[0], venv
+    yield wheels[0], venv
+    shutil.rmtree(venv, ignore_errors=True)
 
 
 @pytest.mark.timeout(1500)
