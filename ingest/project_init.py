@@ -60,6 +60,7 @@ vars:
   lakecdc_warehouse: "{{{{ env_var('LAKECDC_WAREHOUSE', 'warehouse') }}}}"
   lakecdc_delete_mode: hard            # hard | soft (docs/silver.md)
   lakecdc_engine: sail                 # sail | databricks | spark: how schema changes are applied
+  # lakecdc_merge_strategy: overwrite  # overwrite (Sail's default) | merge (Databricks' and Spark's); docs/silver.md
   lakecdc_variable_decimal_type: string  # numeric without precision: string keeps every digit
 
 models:

@@ -254,6 +254,53 @@
   {{ return(lakecdc.lakecdc_work_table(target.schema ~ '__' ~ target.identifier, select_sql)) }}
 {% endmacro %}
 
+{#- How staged changes reach an existing table (var lakecdc_merge_strategy):
+    - `merge`: one Delta MERGE, which rewrites only the files holding touched keys (Databricks and Spark do it well);
+    - `overwrite`: the table rewritten, in one Delta commit, from one full outer join of it and the changes.
+    The default is `overwrite` on Sail and `merge` elsewhere: Sail 0.7 plans a MERGE as three full joins of the
+    table and the changes (the rows to write, the files they touch, the files to remove), so the whole table is
+    scanned three times whatever the number of changes (measured on 10,000,000 rows: 1,000,000 changes 9.1 s
+    by MERGE, 2.3 s by overwrite; 1,000 changes 6.4 s against 1.7 s). Both give the same rows. -#}
+{% macro lakecdc_merge_strategy() %}
+  {%- set strategy = var('lakecdc_merge_strategy', 'overwrite' if var('lakecdc_engine', 'sail') == 'sail' else 'merge') -%}
+  {%- if strategy not in ('merge', 'overwrite') -%}
+    {{ exceptions.raise_compiler_error("lakecdc: var lakecdc_merge_strategy is '" ~ strategy ~ "'; use merge or overwrite") }}
+  {%- endif -%}
+  {{ return(strategy) }}
+{% endmacro %}
+
+{#- The `overwrite` strategy: every row of `target` and of the work table `work`, joined on `on_sql` (`__t`, `__s`),
+    each target column taking the change's value where the row has a change (`values`: target column name in
+    lower case -> expression over `__s`) and the target's value otherwise, cast to the target's type. Changes where
+    `drop_sql` holds take their key out of the table and are not inserted (hard deletes): the target is
+    anti-joined with them and they are left out of the join, not filtered after it, because Sail evaluates a
+    table's NOT NULL checks together with such a filter, on the rows it leaves out too. Where `keep_sql` holds,
+    the columns named in `kept` keep the target's values (soft deletes). That is the MERGE's result: matched rows
+    updated, unmatched changes inserted (their other columns null), unmatched rows kept. -#}
+{% macro lakecdc_overwrite_with_changes(target, work, on_sql, values, drop_sql=none, keep_sql=none, kept=[]) %}
+  {%- call statement('main') -%}
+    insert overwrite table {{ target }}
+    select
+    {%- for c in lakecdc.lakecdc_table_columns(target) %}
+      {%- set name = c['name'] | lower %}
+      {%- if name in values %}
+      cast(case when __s._seq is not null{% if keep_sql and name in kept %} and not ({{ keep_sql }}){% endif %}
+                then {{ values[name] }} else __t.{{ lakecdc.lakecdc_ident(c['name']) }} end as {{ c['type'] }})
+      {%- else %}
+      __t.{{ lakecdc.lakecdc_ident(c['name']) }}
+      {%- endif %} as {{ lakecdc.lakecdc_ident(c['name']) }}{% if not loop.last %},{% endif %}
+    {%- endfor %}
+    {%- if drop_sql %}
+    from (select __t.*, true as __lakecdc_present from {{ target }} __t
+          left anti join (select * from {{ work }} where {{ drop_sql }}) __s on {{ on_sql }}) __t
+    full outer join (select * from {{ work }} where not ({{ drop_sql }})) __s on {{ on_sql }}
+    {%- else %}
+    from (select *, true as __lakecdc_present from {{ target }}) __t
+    full outer join {{ work }} __s on {{ on_sql }}
+    {%- endif %}
+  {%- endcall -%}
+{% endmacro %}
+
 {#- (Re)write the work table `identifier` in the work schema (var lakecdc_work_schema) as `select_sql`. -#}
 {% macro lakecdc_work_table(identifier, select_sql) %}
   {%- set work_schema = var('lakecdc_work_schema', 'lakecdc_work') -%}
@@ -321,27 +368,42 @@
       {%- set value_cols = spec['columns'] | map(attribute='name') | list + ['_op', '_seq', '_source_ts'] -%}
       {%- set insert_cols = spec['keys'] | map(attribute='name') | list + value_cols -%}
       {%- set work = lakecdc.lakecdc_stage_changes(target, changes) -%}
-      {%- call statement('main') -%}
-        merge into {{ target }} __t
-        using {{ work }} __s
-        on {{ lakecdc.lakecdc_key_join(spec, '__t', '__s') }}
-        {%- if soft %}
-        when matched and __s.__deleted then update set
-          _is_deleted = true, _deleted_at = __s.__deleted_at, _op = __s._op, _seq = __s._seq, _source_ts = __s._source_ts
-        when matched then update set
-          {% for c in value_cols %}{{ lakecdc.lakecdc_ident(c) }} = __s.{{ lakecdc.lakecdc_ident(c) }}, {% endfor %}_is_deleted = false, _deleted_at = null
-        when not matched then insert (
-          {%- for c in insert_cols %}{{ lakecdc.lakecdc_ident(c) }}, {% endfor %}_is_deleted, _deleted_at)
-          values ({% for c in insert_cols %}__s.{{ lakecdc.lakecdc_ident(c) }}, {% endfor %}__s.__deleted, __s.__deleted_at)
-        {%- else %}
-        when matched and __s.__deleted then delete
-        when matched then update set
-          {% for c in value_cols %}{{ lakecdc.lakecdc_ident(c) }} = __s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %}
-        when not matched and not __s.__deleted then insert (
-          {%- for c in insert_cols %}{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
-          values ({% for c in insert_cols %}__s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
-        {%- endif %}
-      {%- endcall -%}
+      {%- if lakecdc.lakecdc_merge_strategy() == 'overwrite' -%}
+        {%- set values = {} -%}
+        {%- for c in insert_cols -%}{%- do values.update({c | lower: '__s.' ~ lakecdc.lakecdc_ident(c)}) -%}{%- endfor -%}
+        {%- if soft -%}
+          {%- do values.update({'_is_deleted': '__s.__deleted', '_deleted_at': '__s.__deleted_at'}) -%}
+          {#- a deleted key keeps its last values; a key deleted before silver saw it comes in as deleted -#}
+          {%- do lakecdc.lakecdc_overwrite_with_changes(target, work, lakecdc.lakecdc_key_join(spec, '__t', '__s'), values,
+                keep_sql='__s.__deleted and __t.__lakecdc_present is not null',
+                kept=spec['columns'] | map(attribute='name') | map('lower') | list) -%}
+        {%- else -%}
+          {%- do lakecdc.lakecdc_overwrite_with_changes(target, work, lakecdc.lakecdc_key_join(spec, '__t', '__s'), values,
+                drop_sql='coalesce(__deleted, false)') -%}
+        {%- endif -%}
+      {%- else -%}
+        {%- call statement('main') -%}
+          merge into {{ target }} __t
+          using {{ work }} __s
+          on {{ lakecdc.lakecdc_key_join(spec, '__t', '__s') }}
+          {%- if soft %}
+          when matched and __s.__deleted then update set
+            _is_deleted = true, _deleted_at = __s.__deleted_at, _op = __s._op, _seq = __s._seq, _source_ts = __s._source_ts
+          when matched then update set
+            {% for c in value_cols %}{{ lakecdc.lakecdc_ident(c) }} = __s.{{ lakecdc.lakecdc_ident(c) }}, {% endfor %}_is_deleted = false, _deleted_at = null
+          when not matched then insert (
+            {%- for c in insert_cols %}{{ lakecdc.lakecdc_ident(c) }}, {% endfor %}_is_deleted, _deleted_at)
+            values ({% for c in insert_cols %}__s.{{ lakecdc.lakecdc_ident(c) }}, {% endfor %}__s.__deleted, __s.__deleted_at)
+          {%- else %}
+          when matched and __s.__deleted then delete
+          when matched then update set
+            {% for c in value_cols %}{{ lakecdc.lakecdc_ident(c) }} = __s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %}
+          when not matched and not __s.__deleted then insert (
+            {%- for c in insert_cols %}{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+            values ({% for c in insert_cols %}__s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+          {%- endif %}
+        {%- endcall -%}
+      {%- endif -%}
     {%- endif -%}
     {%- if new['max_batch'] is not none -%}
       {%- do lakecdc.lakecdc_write_watermark(state, target, new['max_batch']) -%}
@@ -442,16 +504,23 @@
       {%- do lakecdc.lakecdc_evolve_schema(target, columns, spec['renames']) -%}
       {%- set names = columns | map(attribute='name') | list -%}
       {%- set work = lakecdc.lakecdc_stage_changes(target, versions) -%}
-      {%- call statement('main') -%}
-        merge into {{ target }} __t
-        using {{ work }} __s
-        on {{ lakecdc.lakecdc_key_join(spec, '__t', '__s') }} and __t.valid_from_seq = __s.valid_from_seq
-        when matched then update set
-          {% for c in names %}{{ lakecdc.lakecdc_ident(c) }} = __s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %}
-        when not matched then insert (
-          {%- for c in names %}{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
-          values ({% for c in names %}__s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
-      {%- endcall -%}
+      {%- if lakecdc.lakecdc_merge_strategy() == 'overwrite' -%}
+        {%- set values = {} -%}
+        {%- for c in names -%}{%- do values.update({c | lower: '__s.' ~ lakecdc.lakecdc_ident(c)}) -%}{%- endfor -%}
+        {%- do lakecdc.lakecdc_overwrite_with_changes(target, work,
+              lakecdc.lakecdc_key_join(spec, '__t', '__s') ~ ' and __t.valid_from_seq = __s.valid_from_seq', values) -%}
+      {%- else -%}
+        {%- call statement('main') -%}
+          merge into {{ target }} __t
+          using {{ work }} __s
+          on {{ lakecdc.lakecdc_key_join(spec, '__t', '__s') }} and __t.valid_from_seq = __s.valid_from_seq
+          when matched then update set
+            {% for c in names %}{{ lakecdc.lakecdc_ident(c) }} = __s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %}
+          when not matched then insert (
+            {%- for c in names %}{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+            values ({% for c in names %}__s.{{ lakecdc.lakecdc_ident(c) }}{% if not loop.last %}, {% endif %}{% endfor %})
+        {%- endcall -%}
+      {%- endif -%}
     {%- endif -%}
     {%- if new['max_batch'] is not none -%}
       {%- do lakecdc.lakecdc_write_watermark(state, target, new['max_batch']) -%}

@@ -170,18 +170,26 @@ def test_schema_evolution_without_full_refresh(engine, warehouse: Path, tmp_path
     assert rebuilt == incremental
 
 
-def test_soft_deletes(engine, warehouse: Path, tmp_path: Path):
+@pytest.mark.parametrize("strategy", ["overwrite", "merge"])
+def test_soft_deletes(engine, warehouse: Path, tmp_path: Path, strategy: str):
     spark = engine.spark
     cols = [("id", INT32), ("name", STRING)]
     b = Bronze(spark, warehouse)
     b.land([b.event(T, "c", {"id": i}, None, {"id": i, "name": f"n{i}"}, KEYS, cols) for i in (1, 2)])
     project = make_project(tmp_path, warehouse)
     _generate(spark, project)
-    run_dbt(engine, project, "build", "--vars", "{lakecdc_delete_mode: soft}")
-    b.land([b.event(T, "d", {"id": 1}, {"id": 1, "name": "n1"}, None, KEYS, cols, ts_ms=1_700_000_100_000)])
-    run_dbt(engine, project, "build", "--vars", "{lakecdc_delete_mode: soft}")
+    dbt_vars = f"{{lakecdc_delete_mode: soft, lakecdc_merge_strategy: {strategy}}}"
+    run_dbt(engine, project, "build", "--vars", dbt_vars)
+    # a deleted key keeps its last values (the deletes' before images hold the key only, as PostgreSQL's do with
+    # REPLICA IDENTITY DEFAULT); a key inserted and deleted between two builds comes in as deleted
+    b.land([b.event(T, "d", {"id": 1}, {"id": 1}, None, KEYS, cols, ts_ms=1_700_000_100_000),
+            b.event(T, "u", {"id": 2}, {"id": 2, "name": "n2"}, {"id": 2, "name": "n2b"}, KEYS, cols),
+            b.event(T, "c", {"id": 3}, None, {"id": 3, "name": "n3"}, KEYS, cols),
+            b.event(T, "d", {"id": 3}, {"id": 3}, None, KEYS, cols, ts_ms=1_700_000_200_000)])
+    run_dbt(engine, project, "build", "--vars", dbt_vars)
     rows = [(r["id"], r["name"], r["_is_deleted"], r["_deleted_at"]) for r in _rows(spark, "silver.inv__items")]
-    assert rows == [(1, "n1", True, dt.datetime(2023, 11, 14, 22, 15)), (2, "n2", False, None)]
+    assert rows == [(1, "n1", True, dt.datetime(2023, 11, 14, 22, 15)), (2, "n2b", False, None),
+                    (3, None, True, dt.datetime(2023, 11, 14, 22, 16, 40))]
 
 
 def test_renamed_column_keeps_its_data(engine, warehouse: Path, tmp_path: Path):
