@@ -33,10 +33,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from pg_fresh import execute, fresh_database  # noqa: E402
+from pg_fresh import fresh_database  # noqa: E402
+
+from tests.support.pg import execute  # noqa: E402
 
 DB, SCHEMA, SOURCE, SIGNALS = "lakecdc_bench_inc", "bench", "inc", "bench.signals"
-
 
 
 def prepare(dsn: str, rows: int) -> str:

@@ -36,7 +36,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import dbt_build  # noqa: E402  (its project set-up: a PostgreSQL source of tables in schema shop)
-from pg_fresh import execute, fresh_database  # noqa: E402
+from pg_fresh import fresh_database  # noqa: E402
+
+from tests.support.pg import execute  # noqa: E402
 
 INITIAL_ROWS = 10_000
 

@@ -21,13 +21,3 @@ def fresh_database(dsn: str, db: str, slot: str) -> str:
         cur.execute(f'CREATE DATABASE "{db}"')
     admin.close()
     return dsn_for(dsn, db)
-
-
-def execute(db: str, *statements: str) -> None:
-    """Run `statements` in database `db` (autocommit), e.g. a benchmark's tables."""
-    conn = psycopg2.connect(db)
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        for statement in statements:
-            cur.execute(statement)
-    conn.close()
