@@ -270,14 +270,19 @@
 {% endmacro %}
 
 {#- The `overwrite` strategy: every row of `target` and of the work table `work`, joined on `on_sql` (`__t`, `__s`),
-    each target column taking the change's value where the row has a change (`values`: target column name in
-    lower case -> expression over `__s`) and the target's value otherwise, cast to the target's type. Changes where
+    each target column named in `columns` taking the change's value (`__s.<column>`, or the expression over `__s`
+    that `overrides` gives for its lower-case name) where the row has a change and the target's value otherwise,
+    cast to the target's type. Changes where
     `drop_sql` holds take their key out of the table and are not inserted (hard deletes): the target is
     anti-joined with them and they are left out of the join, not filtered after it, because Sail evaluates a
     table's NOT NULL checks together with such a filter, on the rows it leaves out too. Where `keep_sql` holds,
     the columns named in `kept` keep the target's values (soft deletes). That is the MERGE's result: matched rows
     updated, unmatched changes inserted (their other columns null), unmatched rows kept. -#}
-{% macro lakecdc_overwrite_with_changes(target, work, on_sql, values, drop_sql=none, keep_sql=none, kept=[]) %}
+{% macro lakecdc_overwrite_with_changes(target, work, on_sql, columns, overrides={}, drop_sql=none, keep_sql=none,
+                                        kept=[]) %}
+  {%- set values = {} -%}
+  {%- for c in columns -%}{%- do values.update({c | lower: '__s.' ~ lakecdc.lakecdc_ident(c)}) -%}{%- endfor -%}
+  {%- do values.update(overrides) -%}
   {%- call statement('main') -%}
     insert overwrite table {{ target }}
     select
@@ -369,17 +374,15 @@
       {%- set insert_cols = spec['keys'] | map(attribute='name') | list + value_cols -%}
       {%- set work = lakecdc.lakecdc_stage_changes(target, changes) -%}
       {%- if lakecdc.lakecdc_merge_strategy() == 'overwrite' -%}
-        {%- set values = {} -%}
-        {%- for c in insert_cols -%}{%- do values.update({c | lower: '__s.' ~ lakecdc.lakecdc_ident(c)}) -%}{%- endfor -%}
         {%- if soft -%}
-          {%- do values.update({'_is_deleted': '__s.__deleted', '_deleted_at': '__s.__deleted_at'}) -%}
           {#- a deleted key keeps its last values; a key deleted before silver saw it comes in as deleted -#}
-          {%- do lakecdc.lakecdc_overwrite_with_changes(target, work, lakecdc.lakecdc_key_join(spec, '__t', '__s'), values,
+          {%- do lakecdc.lakecdc_overwrite_with_changes(target, work, lakecdc.lakecdc_key_join(spec, '__t', '__s'),
+                insert_cols, {'_is_deleted': '__s.__deleted', '_deleted_at': '__s.__deleted_at'},
                 keep_sql='__s.__deleted and __t.__lakecdc_present is not null',
                 kept=spec['columns'] | map(attribute='name') | map('lower') | list) -%}
         {%- else -%}
-          {%- do lakecdc.lakecdc_overwrite_with_changes(target, work, lakecdc.lakecdc_key_join(spec, '__t', '__s'), values,
-                drop_sql='coalesce(__deleted, false)') -%}
+          {%- do lakecdc.lakecdc_overwrite_with_changes(target, work, lakecdc.lakecdc_key_join(spec, '__t', '__s'),
+                insert_cols, drop_sql='coalesce(__deleted, false)') -%}
         {%- endif -%}
       {%- else -%}
         {%- call statement('main') -%}
@@ -505,10 +508,8 @@
       {%- set names = columns | map(attribute='name') | list -%}
       {%- set work = lakecdc.lakecdc_stage_changes(target, versions) -%}
       {%- if lakecdc.lakecdc_merge_strategy() == 'overwrite' -%}
-        {%- set values = {} -%}
-        {%- for c in names -%}{%- do values.update({c | lower: '__s.' ~ lakecdc.lakecdc_ident(c)}) -%}{%- endfor -%}
         {%- do lakecdc.lakecdc_overwrite_with_changes(target, work,
-              lakecdc.lakecdc_key_join(spec, '__t', '__s') ~ ' and __t.valid_from_seq = __s.valid_from_seq', values) -%}
+              lakecdc.lakecdc_key_join(spec, '__t', '__s') ~ ' and __t.valid_from_seq = __s.valid_from_seq', names) -%}
       {%- else -%}
         {%- call statement('main') -%}
           merge into {{ target }} __t
