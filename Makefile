@@ -16,12 +16,16 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 # Unit and integration tests; PostgreSQL and MariaDB are installed when missing, started on loopback
-# as throwaway instances and stopped afterwards whatever the result.
+# as throwaway instances and stopped afterwards whatever the result. TEST_WORKERS pytest-xdist workers run
+# test files in parallel, each against a set of servers of its own (tests/conftest.py).
+TEST_WORKERS ?= 2
+PARALLEL := -n $(TEST_WORKERS)
+SERVICES := LAKECDC_SERVICE_SETS=$(TEST_WORKERS) scripts/services.sh
 test: $(STAMP)
 	scripts/services.sh install
-	scripts/services.sh up
-	set -a; eval "$$(scripts/services.sh env)"; set +a; \
-	CI=$${CI:-1} $(PY) -m pytest tests --durations=40; rc=$$?; scripts/services.sh down; exit $$rc
+	$(SERVICES) up
+	set -a; eval "$$($(SERVICES) env)"; set +a; \
+	CI=$${CI:-1} $(PY) -m pytest tests $(PARALLEL) --durations=40; rc=$$?; scripts/services.sh down; exit $$rc
 
 # Only the differential suite against the real Debezium 3.6.3 (docs/conformance.md; part of `make test`).
 test-conformance: $(STAMP)
@@ -33,9 +37,10 @@ test-conformance: $(STAMP)
 # The inner loop: everything but the tests marked slow (`make test` runs them all).
 test-fast: $(STAMP)
 	scripts/services.sh install
-	scripts/services.sh up
-	set -a; eval "$$(scripts/services.sh env)"; set +a; \
-	CI=$${CI:-1} $(PY) -m pytest tests -m "not slow" --durations=10; rc=$$?; scripts/services.sh down; exit $$rc
+	$(SERVICES) up
+	set -a; eval "$$($(SERVICES) env)"; set +a; \
+	CI=$${CI:-1} $(PY) -m pytest tests $(PARALLEL) -m "not slow" --durations=10; rc=$$?; scripts/services.sh down; \
+	exit $$rc
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -m unit tests

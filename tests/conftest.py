@@ -14,6 +14,38 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+SERVICE_VARS = ("LAKECDC_PG_DSN", "LAKECDC_MARIADB_URL", "LAKECDC_MARIADB_DBZ_URL", "LAKECDC_KAFKA_BOOTSTRAP")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Parallel workers (pytest-xdist, `make test`) each get servers of their own: worker gwK uses service set K
+    of scripts/services.sh (LAKECDC_SERVICE_SETS of them), so tests sharing database names, slots or topics never
+    meet. Before collection, so that subprocesses and module-level reads see the worker's servers."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw") or not os.environ.get("LAKECDC_PG_DSN"):
+        return  # not a worker, or no servers at all (tests needing them fail or skip as without workers)
+    k, sets = int(worker[2:]), int(os.environ.get("LAKECDC_SERVICE_SETS") or 1)
+    if k >= sets:
+        raise pytest.UsageError(f"worker {worker} has no servers of its own: start LAKECDC_SERVICE_SETS > {k} "
+                                "sets (scripts/services.sh) or run fewer workers")
+    if k == 0:
+        return
+    for var in SERVICE_VARS:
+        value = os.environ.get(f"{var}_{k}")
+        if value is None:
+            raise pytest.UsageError(f"{var}_{k} is not set: run the tests through `make test` "
+                                    f"(scripts/services.sh env with LAKECDC_SERVICE_SETS={sets})")
+        os.environ[var] = value
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):  # noqa: ANN001, ANN201 (pytest-xdist's types)
+    """Parallel workers take whole test files, longest first (tests/support/scheduling.py)."""
+    from tests.support.scheduling import make_scheduler
+
+    return make_scheduler(config, log)
+
+
 def _service_or_fail(var: str, what: str) -> str:
     value = os.environ.get(var)
     if value:
