@@ -128,11 +128,26 @@ def test_kill_9_during_snapshot_and_streaming_loses_and_duplicates_nothing(maria
     args = [sys.executable, mysql_e2e.__file__, str(warehouse), json.dumps(mariadb_params), db, str(journal)]
     rng = random.Random(3)
     killed_in: list[str] = []
+    def landed() -> list[str]:
+        return journal.read_text().split() if journal.exists() else []
+
     for attempt in range(30):
+        before = len(landed())
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if attempt == 2:
             work.start()  # DML and DDL while the snapshot is still running, and after
-        time.sleep(rng.uniform(2.5, 4.5))
+        # Strike once this run has committed a batch of its own, however slow the machine: the first kills
+        # mid-snapshot, the later ones once it streams (or when nothing is left to stream).
+        mid_snapshot = len(killed_in) < 4
+        deadline = time.monotonic() + 180
+        while proc.poll() is None and time.monotonic() < deadline:
+            mine = landed()[before:]
+            if mine and (mid_snapshot or mine[-1] == "stream"):
+                break
+            if not mid_snapshot and work.ident is not None and not work.is_alive() and "stream" in landed():
+                break
+            time.sleep(0.1)
+        time.sleep(rng.uniform(0.0, 0.5) if mid_snapshot else rng.uniform(0.0, 1.5))
         if proc.poll() is None:
             proc.kill()  # SIGKILL: no cleanup at all
             lines = journal.read_text().split() if journal.exists() else []
