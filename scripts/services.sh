@@ -9,7 +9,7 @@
 # 3.6.3 has only its MySQL connector, which refuses MariaDB 10.11 but accepts a server reporting
 # --version=5.7.19-MariaDB-log (port LAKECDC_MARIADB_DBZ_PORT, default the MariaDB port + 1000).
 # LAKECDC_SERVICE_SETS=N (default 1) starts N independent sets of these servers, one per parallel test worker
-# (`make test` runs pytest-xdist workers; tests/conftest.py points worker K at set K mod N): set 0 in
+# (`make test` runs pytest-xdist workers; tests/conftest.py points worker K at set K, K < N): set 0 in
 # LAKECDC_IT_DIR on the ports above, set K in LAKECDC_IT_DIR/set-K on those ports + 10*K; `env` prints set K's
 # variables with the suffix _K.
 set -euo pipefail
