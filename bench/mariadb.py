@@ -38,7 +38,8 @@ import pymysql  # noqa: E402
 from ingest.bronze.contract import BatchLimits, ResumeState  # noqa: E402
 from ingest.config import EngineSettings, SourceSettings  # noqa: E402
 from ingest.connectors.mysql import MySqlConnector  # noqa: E402
-from ingest.connectors.mysql.streaming import EVENTS, _Reader  # noqa: E402
+from ingest.connectors.mysql.binlog_reader import BinlogReader  # noqa: E402
+from ingest.connectors.mysql.streaming import EVENTS  # noqa: E402
 
 DB = os.environ.get("LAKECDC_BENCH_DB", "mysqlconn_bench")
 
@@ -96,9 +97,9 @@ def last_event(batch) -> tuple[str, str]:
 
 def bare_loop(p: dict, file: str, pos: int, server_id: int) -> tuple[int, float]:
     began = time.perf_counter()
-    reader = _Reader(connection_settings=dict(p), server_id=server_id, blocking=False, resume_stream=True,
-                     log_file=file, log_pos=pos, only_events=EVENTS, is_mariadb=True, enable_logging=False,
-                     only_schemas=[DB])
+    reader = BinlogReader(connection_settings=dict(p), server_id=server_id, blocking=False, resume_stream=True,
+                          log_file=file, log_pos=pos, only_events=EVENTS, is_mariadb=True, enable_logging=False,
+                          only_schemas=[DB])
     rows = 0
     for event in reader:
         if hasattr(event, "rows"):

@@ -227,6 +227,8 @@ class Batch:
 
     @property
     def event_count(self) -> int:
+        if not self.blocks:   # asked after every event by streaming connectors
+            return len(self.events)
         return len(self.events) + sum(len(b) for b in self.blocks)
 
     def max_seq(self) -> str | None:

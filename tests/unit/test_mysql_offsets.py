@@ -83,6 +83,21 @@ def test_seqs():
     assert first_recovery_seq(recovery) == make_seq(2, 328, RECOVERY_INDEX)
 
 
+@pytest.mark.parametrize("parts", [(0, 0, 0), (2, 328, 5), (2**32 - 1, 2**40 - 1, 2**32 - 1), (7, 2**33 + 5, 9)])
+def test_make_seq_is_encode_seq(parts):
+    """make_seq formats directly (the per-event path): the same text as the generic encode_seq."""
+    from ingest.bronze.contract import encode_seq
+    from ingest.connectors.mysql.offsets import SEQ_WIDTHS
+
+    assert make_seq(*parts) == encode_seq(parts, SEQ_WIDTHS)
+
+
+@pytest.mark.parametrize("parts", [(2**32, 0, 0), (0, 2**40, 0), (0, 0, 2**32), (-1, 0, 0), (0, -1, 0), (0, 0, -1)])
+def test_make_seq_refuses_what_does_not_fit(parts):
+    with pytest.raises(ValueError, match="does not fit"):
+        make_seq(*parts)
+
+
 def test_heartbeat_seqs_count_on_at_a_position_and_sort_between_transactions() -> None:
     from ingest.connectors.mysql.offsets import HEARTBEAT_INDEX, RECOVERY_INDEX, heartbeat_seq, make_seq
 

@@ -76,6 +76,45 @@ def test_mariadb_gtid_set():
     assert isinstance(gtid_set("mariadb", ""), MariaDbGtidSet) and isinstance(gtid_set("mysql", ""), MySqlGtidSet)
     with pytest.raises(LakecdcError):
         MariaDbGtidSet("0-1")
+    s.add("1-2-8")   # the text is rebuilt after every add
+    assert str(s) == "0-1-43,1-2-8"
+    for bad in ("0-1", "0-1-x", "a-1-2", "0-1-2-3", "", "0--1-2"):
+        with pytest.raises(LakecdcError, match="not a MariaDB GTID"):
+            s.add(bad)
+    assert str(s) == "0-1-43,1-2-8"
+
+
+@pytest.mark.parametrize(("mode", "required", "verify", "hostname"), [
+    ("preferred", False, "CERT_NONE", False),
+    ("required", True, "CERT_NONE", False),
+    ("verify_ca", True, "CERT_REQUIRED", False),
+    ("verify_identity", True, "CERT_REQUIRED", True),
+])
+def test_database_ssl_mode_gives_the_connection_its_tls_context(mode, required, verify, hostname):
+    """Each database.ssl.mode's TLS: one context per mode shared by every connection (pymysql builds a new default
+    one, loading the system CA certificates, for each connection); preferred falls back to plain text, the others
+    fail without TLS; verify_ca checks the certificate, verify_identity the host name too."""
+    import ssl
+
+    from ingest.connectors.mysql.properties import MySqlProperties
+
+    def connection() -> server.MySqlConnection:
+        props = MySqlProperties(flavor="mariadb", hostname="db.example", port=3306, user="u", password="p",
+                                ssl_mode=mode)
+        return server.MySqlConnection(**props.connect_kwargs(), defer_connect=True)
+
+    first, second = connection(), connection()
+    assert first.ssl and first.ctx is second.ctx is server.tls_context(mode)
+    assert first._ssl_required is required
+    assert first.ctx.verify_mode == getattr(ssl, verify) and first.ctx.check_hostname is hostname
+
+
+def test_database_ssl_mode_disabled_turns_tls_off():
+    from ingest.connectors.mysql.properties import MySqlProperties
+
+    props = MySqlProperties(flavor="mariadb", hostname="db.example", port=3306, user="u", ssl_mode="disabled")
+    conn = server.MySqlConnection(**props.connect_kwargs(), defer_connect=True)
+    assert not conn.ssl and not hasattr(conn, "ctx")
 
 
 def test_binlog_file_number():

@@ -64,7 +64,7 @@ class MySqlConnector(SourceConnector):
     # ------------------------------------------------------------------ connections and validation
     def connect(self) -> pymysql.connections.Connection:
         try:
-            conn = pymysql.connect(**self.config.connect_kwargs(), autocommit=True)
+            conn = server.MySqlConnection(**self.config.connect_kwargs(), autocommit=True)
         except pymysql.err.OperationalError as exc:
             raise LakecdcError(f"{self.source_name}: cannot connect to {self.flavor} at "
                                f"{self.config.hostname}:{self.config.port} ({exc.args[-1]})") from None

@@ -4,7 +4,7 @@ must match the whole name), over `db`, `db.table` and `db.table.column`."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
 
@@ -22,6 +22,8 @@ class Filters:
     column_include: tuple[re.Pattern[str], ...] = ()
     column_exclude: tuple[re.Pattern[str], ...] = ()
     snapshot_include: tuple[re.Pattern[str], ...] = ()
+    # table() per (db, table), asked for every binlog rows event (the patterns never change)
+    _tables: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
 
     def database(self, db: str) -> bool:
         if db.lower() in SYSTEM_DATABASES:
@@ -32,6 +34,14 @@ class Filters:
 
     def table(self, db: str, table: str) -> bool:
         """Is db.table captured (database filter, then table filter)."""
+        known = self._tables.get((db, table))
+        if known is None:
+            if len(self._tables) > 100_000:
+                self._tables.clear()
+            known = self._tables[(db, table)] = self._table(db, table)
+        return known
+
+    def _table(self, db: str, table: str) -> bool:
         if not self.database(db):
             return False
         name = f"{db}.{table}"

@@ -34,7 +34,10 @@ SIGNAL_INDEX = 0x20000000  # seq index of the first event a signal or watermark 
 
 
 def make_seq(file_number: int, pos: int, index: int) -> str:
-    return encode_seq((file_number, pos, index), SEQ_WIDTHS)
+    """encode_seq((file_number, pos, index), SEQ_WIDTHS), formatted directly (it is on the per-event path)."""
+    if file_number >> 32 or pos >> 40 or index >> 32 or min(file_number, pos, index) < 0:
+        return encode_seq((file_number, pos, index), SEQ_WIDTHS)  # raises
+    return f"{file_number:08x}-{pos:010x}-{index:08x}"
 
 
 def heartbeat_seq(file_number: int, pos: int, last_seq: str | None) -> str:

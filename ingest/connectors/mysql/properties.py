@@ -14,6 +14,7 @@ from typing import Any
 from ingest.connectors import common_properties as common
 from ingest.connectors.message_keys import MessageKeyColumns
 from ingest.connectors.mysql.filters import Filters
+from ingest.connectors.mysql.server import tls_context
 from ingest.connectors.properties import Field, FieldSet, ignored, unsupported
 from ingest.connectors.signal_kafka import KafkaSignalSettings
 from ingest.errors import ConfigError
@@ -142,9 +143,10 @@ class MySqlProperties:
         kwargs: dict[str, Any] = {"host": self.hostname, "port": self.port, "user": self.user,
                                   "password": self.password, "connect_timeout": max(1, self.connect_timeout_ms // 1000),
                                   "charset": "utf8mb4"}
-        if self.ssl_mode in ("required", "verify_ca", "verify_identity"):
-            kwargs["ssl"] = {"check_hostname": self.ssl_mode == "verify_identity"}
-            kwargs["ssl_verify_cert"] = self.ssl_mode != "required"
+        if self.ssl_mode == "disabled":
+            kwargs["ssl_disabled"] = True
+        elif self.ssl_mode != "preferred":   # TLS required: the connection fails without it
+            kwargs["ssl"] = tls_context(self.ssl_mode)
         return kwargs
 
 

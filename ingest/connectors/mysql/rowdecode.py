@@ -59,7 +59,8 @@ class RowPlan:
         self.source = source  # generated code, for debugging
 
     def decode(self, event: Any) -> list[tuple[dict | None, dict | None]] | None:
-        """(before, after) payload pairs of every row of a rows event, or None to use the generic path."""
+        """(before, after) payload pairs of every row of mysql-replication's rows event, or None to use the generic
+        path."""
         if not event.complete or event.event_type == BINLOG.PARTIAL_UPDATE_ROWS_EVENT:
             return None
         if event._RowsEvent__rows is not None:  # `.rows` already decoded: the packet is no longer at the rows
@@ -67,24 +68,29 @@ class RowPlan:
         wrapper = event.packet
         if wrapper._BinLogPacketWrapper__data_buffer:  # bytes pushed back by an unread(): not at a clean position
             return None
-        full = self.all_present
-        if event.number_of_columns != self.column_count or event.columns_present_bitmap != full:
-            return None
-        update = hasattr(event, "columns_present_bitmap2")
-        if update and event.columns_present_bitmap2 != full:
-            return None
         raw = wrapper.packet
-        data, pos = raw._data, raw._position
-        end = pos + event.event_size - wrapper.read_bytes
+        op = ("u" if hasattr(event, "columns_present_bitmap2") else
+              "d" if event.event_type in (BINLOG.DELETE_ROWS_EVENT_V1, BINLOG.DELETE_ROWS_EVENT_V2) else "c")
+        return self.decode_rows(op, raw._data, raw._position, raw._position + event.event_size - wrapper.read_bytes,
+                                event.number_of_columns, event.columns_present_bitmap,
+                                getattr(event, "columns_present_bitmap2", None))
+
+    def decode_rows(self, op: str, data: bytes, pos: int, end: int, columns: int, present: bytes,
+                    present2: bytes | None) -> list[tuple[dict | None, dict | None]] | None:
+        """The row images in data[pos:end] of a rows event of operation `op` ("c", "u", "d") with `columns` columns
+        and its columns-present bitmaps (`present2`: an update's after image), or None to use the generic path."""
+        full = self.all_present
+        if columns != self.column_count or present != full or (present2 is not None and present2 != full):
+            return None
         read = self.read
         out: list[tuple[dict | None, dict | None]] = []
         append = out.append
-        if update:
+        if op == "u":
             while pos < end:
                 before, pos = read(data, pos)
                 after, pos = read(data, pos)
                 append((before, after))
-        elif event.event_type in (BINLOG.DELETE_ROWS_EVENT_V1, BINLOG.DELETE_ROWS_EVENT_V2):
+        elif op == "d":
             while pos < end:
                 before, pos = read(data, pos)
                 append((before, None))
@@ -112,8 +118,8 @@ class PlanCache:
         # values keep their codec alive, so the id() in a key cannot be reused by another codec
         self._plans: dict[tuple, tuple[TableCodec, RowPlan | None]] = {}
 
-    def plan_for(self, event: RowsEvent, codec: TableCodec) -> RowPlan | None:
-        table = event.table_map[event.table_id]
+    def plan_for(self, table: Any, codec: TableCodec) -> RowPlan | None:
+        """The plan for mysql-replication's Table of a table map (`event.table_map[event.table_id]`)."""
         cached = table.__dict__.get("_lakecdc_plan")
         if cached is not None and cached[0] is codec:
             return cached[1]

@@ -1,24 +1,17 @@
-"""Binlog streaming with mysql-replication: row events with before/after images, DDL query events as schema
-change events, GTID/transaction boundaries, annotate rows (include.query), truncate, primary-key changes
+"""Binlog streaming (ingest.connectors.mysql.binlog_reader): row events with before/after images, DDL query events
+as schema change events, GTID/transaction boundaries, annotate rows (include.query), truncate, primary-key changes
 as delete + tombstone + create, reconnect with backoff.
-
-mysql-replication ignores a saved file/position when `is_mariadb=True` (upstream issue #618: it always
-sends position 4 and an empty file name). `_Reader` sends the real file and position in MariaDB's
-COM_BINLOG_DUMP (same layout as MySQL's), keeping the annotate-rows flag that only the MariaDB path sets.
 """
 
 from __future__ import annotations
 
 import logging
-import struct
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pymysql
-from pymysql.constants.COMMAND import COM_BINLOG_DUMP
-from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.constants import NONE_SOURCE
 from pymysqlreplication.event import (
     GtidEvent,
@@ -32,7 +25,8 @@ from pymysqlreplication.event import (
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from ingest.bronze.contract import Batch, BatchLimits, BronzeReject
-from ingest.connectors.mysql import rowdecode, tablemap_cache
+from ingest.connectors.mysql import rowdecode
+from ingest.connectors.mysql.binlog_reader import GTID, ROWS, BinlogReader, HotEvent
 from ingest.connectors.mysql.codec import TableCodec, TableCodecs
 from ingest.connectors.mysql.events import MySqlEventDispatcher
 from ingest.connectors.mysql.gtid import gtid_set
@@ -41,7 +35,7 @@ from ingest.connectors.mysql.offsets import SIGNAL_INDEX, MySqlOffset, heartbeat
 from ingest.connectors.mysql.properties import MySqlProperties
 from ingest.connectors.mysql.rowdecode import PlanCache
 from ingest.connectors.mysql.schema_track import SchemaTracker
-from ingest.connectors.mysql.server import binlog_file_number
+from ingest.connectors.mysql.server import MySqlConnection, binlog_file_number
 from ingest.connectors.signals import FileSignalChannel
 from ingest.errors import LakecdcError
 from ingest.events.envelope import TransactionEvent, TransactionTracker
@@ -53,32 +47,13 @@ _TXN_WORDS = ("BEGIN", "COMMIT", "ROLLBACK", "XA ", "SAVEPOINT", "RELEASE SAVEPO
 POLL_SECONDS = 0.2
 
 
-class _Reader(BinLogStreamReader):
-    """BinLogStreamReader that resumes MariaDB at a binlog file and position."""
-
-    def _BinLogStreamReader__set_mariadb_settings(self) -> bytes:  # noqa: N802 (overrides a name-mangled method)
-        cur = self._stream_connection.cursor()
-        cur.execute("SET @slave_gtid_strict_mode=1")
-        cur.execute("SET @slave_gtid_ignore_duplicates=0")
-        cur.close()
-        flags = 0
-        if self._BinLogStreamReader__annotate_rows_event:
-            flags |= 0x02  # BINLOG_SEND_ANNOTATE_ROWS_EVENT
-        if not self._BinLogStreamReader__blocking:
-            flags |= 0x01  # BINLOG_DUMP_NON_BLOCK
-        name = (self.log_file or "").encode()
-        prelude = struct.pack("<i", len(name) + 11) + bytes([COM_BINLOG_DUMP])
-        prelude += struct.pack("<I", int(self.log_pos or 4)) + struct.pack("<H", flags)
-        prelude += struct.pack("<I", self._BinLogStreamReader__server_id) + name
-        return prelude
-
-
 class MySqlStreamingSource:
     """Reads the binlog from `start` (the beginning of a transaction) and hands out its events after
     `last_seq`, the last one landed. `restored_seqs`: the schema changes already in bronze (their DDL is
     applied again, not landed twice)."""
 
     fast_rows = True  # decode row images with ingest.connectors.mysql.rowdecode (False: mysql-replication's rows)
+    hot_path = True   # read transactions' events with binlog_reader's hot path (False: all with mysql-replication)
 
     def __init__(self, *, source_name: str, config: MySqlProperties, tracker: SchemaTracker, codecs: TableCodecs,
                  events: MySqlEventDispatcher, stats: dict[str, int], start: MySqlOffset, last_seq: str | None,
@@ -92,6 +67,7 @@ class MySqlStreamingSource:
         self.stats = stats
         self.restored_seqs = restored_seqs
         self._plans = PlanCache(codecs.options)
+        self._table_maps: dict[bytes, Any] = {}   # the hot path's parsed table maps, kept across readers
         self.file = start.file
         self.txn_pos = start.pos
         self.gtids = gtid_set(config.flavor, start.gtids)
@@ -129,15 +105,15 @@ class MySqlStreamingSource:
                                                    self.incremental.state()).to_json()
         return self._position
 
-    def _reader(self) -> _Reader:
-        tablemap_cache.install()
+    def _reader(self) -> BinlogReader:
         rowdecode.install()
         cfg = self.config
         settings = {k: v for k, v in cfg.connect_kwargs().items() if k != "charset"}
-        return _Reader(connection_settings=settings, server_id=cfg.server_id, blocking=False, resume_stream=True,
-                       log_file=self.file, log_pos=self.txn_pos, only_events=EVENTS,
-                       is_mariadb=cfg.flavor == "mariadb", annotate_rows_event=cfg.include_query,
-                       enable_logging=False)
+        return BinlogReader(connection_settings=settings, server_id=cfg.server_id, blocking=False,
+                            resume_stream=True, log_file=self.file, log_pos=self.txn_pos, only_events=EVENTS,
+                            is_mariadb=cfg.flavor == "mariadb", annotate_rows_event=cfg.include_query,
+                            enable_logging=False, hot_path=self.hot_path, table_maps=self._table_maps,
+                            pymysql_wrapper=MySqlConnection)
 
     def run(self, limits: BatchLimits) -> Iterator[Batch]:
         batch = Batch()
@@ -213,6 +189,17 @@ class MySqlStreamingSource:
 
     # ------------------------------------------------------------------ event handling
     def _handle(self, event: Any, batch: Batch) -> None:
+        if type(event) is HotEvent:
+            end = event.log_pos
+            self._server_id = event.server_id
+            self._last_end = end
+            if event.kind is ROWS:
+                self._rows(event, end, batch)
+            elif event.kind is GTID:
+                self._gtid(event.gtid, end - event.event_size, end, event.timestamp)
+            else:   # XID
+                self._commit(end, batch, event.timestamp * 1000)
+            return
         if isinstance(event, RotateEvent):
             if event.next_binlog != self.file or self.txn_pos < 4:
                 self.file = event.next_binlog
@@ -225,11 +212,7 @@ class MySqlStreamingSource:
         self._server_id = int(event.packet.server_id)
         self._last_end = end
         if isinstance(event, MariadbGtidEvent | GtidEvent):
-            self._reset_txn()
-            self._between = False
-            self.txn_pos = start
-            self.txn_gtid = event.gtid
-            self.txn_begin_end, self.txn_ts_ms = end, int(event.timestamp) * 1000
+            self._gtid(event.gtid, start, end, int(event.timestamp))
         elif isinstance(event, XidEvent):
             self._commit(end, batch, int(event.timestamp) * 1000)
         elif isinstance(event, MariadbAnnotateRowsEvent):
@@ -252,6 +235,14 @@ class MySqlStreamingSource:
                 self._commit(end, batch)
         else:
             self._rows(event, end, batch)
+
+    def _gtid(self, gtid: str, start: int, end: int, timestamp: int) -> None:
+        """A transaction's GTID event (its first event) from `start` to `end`."""
+        self._reset_txn()
+        self._between = False
+        self.txn_pos = start
+        self.txn_gtid = gtid
+        self.txn_begin_end, self.txn_ts_ms = end, timestamp * 1000
 
     def _commit(self, end: int, batch: Batch, ts_ms: int | None = None) -> None:
         tracker = self.tracker
@@ -331,10 +322,17 @@ class MySqlStreamingSource:
                 self.last_seq = self._seq(end, i + 1)
 
     def _rows(self, event: Any, end: int, batch: Batch) -> None:
+        """A rows event: mysql-replication's, or the hot path's (HotEvent; its `library_event()` is the former)."""
         cfg = self.config
         db, table = event.schema, event.table
-        if isinstance(event, WriteRowsEvent) and self.incremental.is_signal_table(db, table):
-            self._signals(event, end, batch)
+        hot = type(event) is HotEvent
+        if hot:
+            op, server_id = event.op, event.server_id
+        else:
+            op = "c" if isinstance(event, WriteRowsEvent) else "d" if isinstance(event, DeleteRowsEvent) else "u"
+            server_id = event.packet.server_id
+        if op == "c" and self.incremental.is_signal_table(db, table):
+            self._signals(event.library_event() if hot else event, end, batch)
         if not cfg.filters.table(db, table):
             return
         codec = self.codecs.get(db, table)
@@ -347,19 +345,19 @@ class MySqlStreamingSource:
             return
         pairs = None
         if self.fast_rows:
-            plan = self._plans.plan_for(event, codec)
+            plan = self._plans.plan_for(event.table_obj if hot else event.table_map[event.table_id], codec)
             if plan is not None:
-                pairs = plan.decode(event)
+                pairs = (plan.decode_rows(op, event.data, event.rows_at, event.rows_end, event.columns, event.present,
+                                          event.present2) if hot else plan.decode(event))
         if pairs is None:
-            pairs = _generic_pairs(event, codec)
+            pairs = _generic_pairs(event.library_event() if hot else event, codec)
         if self.incremental.snapshot.window is not None:   # an incremental snapshot chunk waits for its close
             self.incremental.streamed(f"{db}.{table}", codec, pairs)
         skipped = cfg.skipped_operations
-        op = "c" if isinstance(event, WriteRowsEvent) else "d" if isinstance(event, DeleteRowsEvent) else "u"
         query = self.query if cfg.include_query else None
         # Every row of the event shares the source block but its `row`, and the seq prefix (file number, end).
         template = self.events.source(ts_ms=int(event.timestamp) * 1000, db=db, table=table, file=self.file,
-                                      pos=self.txn_pos, row=0, server_id=event.packet.server_id, gtid=self.txn_gtid,
+                                      pos=self.txn_pos, row=0, server_id=server_id, gtid=self.txn_gtid,
                                       query=query)
         prefix = self._seq(end, 0)[:-8]
         key_of = codec.key if codec.key_columns else None

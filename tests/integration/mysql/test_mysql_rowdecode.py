@@ -1,10 +1,12 @@
-"""Parity of the fast binlog row decoder (ingest.connectors.mysql.rowdecode) with the generic path
-(mysql-replication's row decoding + codec.row) on real binlog events from the running MariaDB.
+"""Parity of the fast binlog reading (the hot path of ingest.connectors.mysql.binlog_reader and the row decoder
+ingest.connectors.mysql.rowdecode) with the generic path (every event read by mysql-replication, its row decoding +
+codec.row) on real binlog events from the running MariaDB.
 
 Every MariaDB type row of tests/unit/test_mysql_types.py and tests/integration/mysql/test_mysql_live.py is written,
-updated (including a primary-key change and a MINIMAL row image) and deleted; the same binlog range is streamed
-twice, with `MySqlStreamingSource.fast_rows` off and on, and the bronze events must be identical (envelope JSON, keys,
-seq, positions) apart from the processing timestamps. Databases are named mysqlfast_*."""
+updated (including a primary-key change and a MINIMAL row image) and deleted, a table is altered between rows; the
+same binlog range is streamed twice, with `MySqlStreamingSource.fast_rows` and `hot_path` off and on, and the bronze
+events must be identical (envelope JSON, keys, seq, positions) apart from the processing timestamps. Databases are
+named mysqlfast_*."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import pytest
 
 from ingest.bronze.contract import BatchLimits, ResumeState
 from ingest.config import SourceSettings
-from ingest.connectors.mysql import MySqlConnector, streaming
+from ingest.connectors.mysql import MySqlConnector, binlog_reader, streaming
 from ingest.connectors.mysql.streaming import MySqlStreamingSource
 
 pytestmark = pytest.mark.integration
@@ -130,6 +132,14 @@ def binlog_range(mariadb_params):
         cur.execute("COMMIT")
         cur.execute("SET SESSION binlog_row_image = 'FULL'")
         cur.execute(f"INSERT INTO {DB}.ints (id, nn) VALUES (500, 1)")
+        # a changed table map for the same table id's table, then a transaction of several statements
+        cur.execute(f"ALTER TABLE {DB}.ints ADD COLUMN extra VARCHAR(5) DEFAULT 'd'")
+        cur.execute(f"INSERT INTO {DB}.ints (id, nn, extra) VALUES (501, 2, 'e'), (502, 3, NULL)")
+        cur.execute("BEGIN")
+        cur.execute(f"UPDATE {DB}.ints SET extra = 'f' WHERE id = 501")
+        cur.execute(f"INSERT INTO {DB}.{NOPK[0]} VALUES ('c', 3)")
+        cur.execute(f"DELETE FROM {DB}.ints WHERE id = 502")
+        cur.execute("COMMIT")
     conn.close()
     return history, start
 
@@ -181,6 +191,7 @@ def _stream(mariadb_params, binlog_range, props, fast: bool, monkeypatch) -> tup
         return real(event, codec)
 
     monkeypatch.setattr(MySqlStreamingSource, "fast_rows", fast)
+    monkeypatch.setattr(MySqlStreamingSource, "hot_path", fast)
     monkeypatch.setattr(streaming, "_generic_pairs", counting)
     conn = _connector(mariadb_params, props)
     conn.restore_schema_history(history)
@@ -283,18 +294,19 @@ def test_plan_falls_back_on_unknown_binlog_types_and_missing_names():
         compile_plan(columns, codec, TypeOptions())
 
 
-def test_table_map_cache_gives_the_same_events(mariadb_params, binlog_range, monkeypatch):
-    """Parsed TableMapEvents reused for identical event bytes (tablemap_cache): the same events as parsing
-    every table map, and the cache is really used (each table's map repeats before every statement)."""
-    from ingest.connectors.mysql import tablemap_cache
-
-    monkeypatch.setattr(tablemap_cache, "install", lambda: None)
-    tablemap_cache.uninstall()
-    parsed, _ = _stream(mariadb_params, binlog_range, OPTIONS["alternative-modes"], True, monkeypatch)
-    monkeypatch.undo()
-    before = dict(tablemap_cache.stats)
-    cached, _ = _stream(mariadb_params, binlog_range, OPTIONS["alternative-modes"], True, monkeypatch)
-    assert tablemap_cache.stats["reused"] - before["reused"] > tablemap_cache.stats["parsed"] - before["parsed"] > 0
-    assert len(cached) == len(parsed) >= 60
-    for with_cache, without in zip(cached, parsed, strict=True):
-        assert _comparable(with_cache) == _comparable(without)
+def test_hot_path_reads_the_transactions(mariadb_params, binlog_range, monkeypatch):
+    """The hot path really reads the range's GTID, XID and rows events and reuses parsed table maps (one before
+    every statement); with it off, mysql-replication reads every event."""
+    before = dict(binlog_reader.stats)
+    _stream(mariadb_params, binlog_range, OPTIONS["alternative-modes"], False, monkeypatch)
+    assert binlog_reader.stats == before
+    events, _ = _stream(mariadb_params, binlog_range, OPTIONS["alternative-modes"], True, monkeypatch)
+    hot = binlog_reader.stats["hot_events"] - before["hot_events"]
+    reused = binlog_reader.stats["table_maps_reused"] - before["table_maps_reused"]
+    parsed = binlog_reader.stats["table_maps_parsed"] - before["table_maps_parsed"]
+    transactions = len({e.txn_id for e in events if e.txn_id})
+    assert transactions >= 20
+    # a GTID, an XID and at least one rows event per transaction
+    assert hot >= 3 * transactions
+    # every table's map parsed once, and once more after the ALTER; reused before every later statement
+    assert len(TABLES) + 1 < parsed <= len(TABLES) + 3 and reused > parsed
