@@ -80,10 +80,12 @@ def test_kill_minus_nine_at_random_points_lands_everything_exactly_once(tmp_path
     def commits() -> int:
         return len(list(log.glob("*.json"))) if log.is_dir() else 0
 
-    kills = kills_while_landing = 0
+    kills = kills_while_landing = runs = 0
     arrived = 4
-    began = time.monotonic()
+    began = time.monotonic()   # for the printed summary only
     while kills < KILLS:
+        runs += 1   # runs that catch up and exit before their kill do not count: bounded, not timed
+        assert runs <= 4 * KILLS, f"only {kills} kills in {runs - 1} runs"
         proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         before = commits()
         # three kills in four wait for the run to commit a batch, then strike within the next ~0.4 s
@@ -105,7 +107,6 @@ def test_kill_minus_nine_at_random_points_lands_everything_exactly_once(tmp_path
         if arrived < len(chunks) and rng.random() < 0.5:
             _write_files(inbox, chunks[arrived:arrived + 1], names[arrived:arrived + 1])
             arrived += 1
-        assert time.monotonic() - began < 240, f"only {kills} kills in 240 s"
     # a good share of the kills must hit a run that was landing batches, not one still starting or idle.
     # The share depends on timing (9 to 18 of 20 observed on this machine: runs that catch up before a kill
     # are not killed), so the floor is a quarter, not a majority.

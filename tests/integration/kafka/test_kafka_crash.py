@@ -90,7 +90,6 @@ def test_kill_minus_nine_while_producers_write_lands_every_record_once(kafka_boo
         proc.wait(timeout=30)
         kills += 1
         kills_while_producing += producing.is_alive()
-        assert time.monotonic() - began < 600, f"only {kills} kills in 600 s"
     assert kills_while_producing == KILLS, f"only {kills_while_producing} kills while the producer wrote"
     for _ in range(KILLS):
         producing.go.release()
