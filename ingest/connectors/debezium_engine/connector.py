@@ -51,6 +51,9 @@ ENGINE_DEFAULTS = {"converter.replace.null.with.default": "false"}
 QUIET_POLLS = 5
 
 
+_VALIDATION_ONLY = Path(tempfile.gettempdir()) / "lakecdc-validation-only-never-created"
+
+
 class DebeziumEngineConnector(SourceConnector):
     connector_name = "debezium"
     schema_history_positions = True
@@ -108,11 +111,12 @@ class DebeziumEngineConnector(SourceConnector):
     def _debezium_validate(self) -> str:
         """The connector class's own validate() (its property definitions; the relational connectors also
         connect to the source); the first problem as one line."""
-        with tempfile.TemporaryDirectory(prefix="lakecdc-check-") as state:
-            try:
-                problems = jvm.validate_properties(self.connector_class, self.properties(Path(state)))
-            except LakecdcError as exc:
-                problems = [str(exc)]
+        # validate() reads the offset and schema history file names but creates neither: a folder that is never
+        # made (a temporary one was left behind by every run killed while validating)
+        try:
+            problems = jvm.validate_properties(self.connector_class, self.properties(_VALIDATION_ONLY))
+        except LakecdcError as exc:
+            problems = [str(exc)]
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise LakecdcError(f"sources.{self.source_name} ({self.class_name}): {problems[0]}{more}")
