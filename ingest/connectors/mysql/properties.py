@@ -58,7 +58,10 @@ FIELDS = FieldSet(
     Field("inconsistent.schema.handling.mode", "choice", default="fail", allowed=("fail", "warn", "skip", "ignore"),
           doc="a row event of a table whose schema is unknown"),
     Field("database.ssl.mode", "choice", default="preferred",
-          allowed=("disabled", "preferred", "required", "verify_ca", "verify_identity"), doc="TLS to the server"),
+          allowed=("disabled", "preferred", "required", "verify_ca", "verify_identity"),
+          doc="TLS to the server: `disabled` none, `preferred` when the server offers it, `required` always (neither "
+              "verifies the server), `verify_ca` its certificate checked against the system's CA certificates, "
+              "`verify_identity` its host name too"),
     Field("connect.timeout.ms", "int", default=30_000, minimum=1, doc="login timeout (ms)"),
     Field("database.initial.statements", doc="statements run on every new connection, separated by `;` "
                                              "(`;;` for a literal `;`)"),
