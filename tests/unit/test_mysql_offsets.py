@@ -107,3 +107,15 @@ def test_heartbeat_seqs_count_on_at_a_position_and_sort_between_transactions() -
     assert second == make_seq(3, 1000, HEARTBEAT_INDEX + 1)
     assert heartbeat_seq(3, 2000, last_seq=second) == make_seq(3, 2000, HEARTBEAT_INDEX)
     assert second < make_seq(3, 1001, 0) and second < make_seq(3, 1000, RECOVERY_INDEX)
+
+
+@pytest.mark.parametrize("incremental", [None, {}, {"table": "db.t", "chunk": 3, "window": [1, "x"]}])
+def test_streaming_json_is_the_streaming_offsets_json(incremental):
+    """The streaming source builds its position text directly (once per transaction): the same text as the
+    offset's own to_json, which reads back as the same offset."""
+    from ingest.connectors.mysql.offsets import MySqlOffset
+
+    text = MySqlOffset.streaming_json("mariadb-bin.000003", 328, "0-1-42,1-2-7", incremental)
+    assert text == MySqlOffset.streaming("mariadb-bin.000003", 328, "0-1-42,1-2-7", incremental).to_json()
+    assert MySqlOffset.from_json(text) == MySqlOffset.streaming("mariadb-bin.000003", 328, "0-1-42,1-2-7",
+                                                                incremental or None)

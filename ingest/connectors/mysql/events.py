@@ -12,7 +12,7 @@ from ingest.bronze.contract import BronzeEvent, BronzeSchemaChange
 from ingest.connectors.mysql.codec import TableCodec
 from ingest.events import envelope as ev
 from ingest.events.json_converter import canonical_schema_json, dumps_str
-from ingest.events.source_info import VERSION, mariadb_source, mysql_source
+from ingest.events.source_info import VERSION, mysql_source
 from ingest.events.to_bronze import (
     change_to_bronze,
     heartbeat_to_bronze,
@@ -31,15 +31,15 @@ class MySqlEventDispatcher:
     def __init__(self, flavor: str, topic_prefix: str) -> None:
         self.flavor = flavor
         self.topic_prefix = topic_prefix
-        self._build_source = mariadb_source if flavor == "mariadb" else mysql_source
+        self._connector = "mariadb" if flavor == "mariadb" else "mysql"   # the source block's `connector`
 
     def source(self, *, ts_ms: int, db: str, table: str | None, file: str, pos: int, row: int = 0,
                snapshot: bool | str = False, server_id: int = 0, gtid: str | None = None,
                thread: int | None = None, query: str | None = None) -> dict[str, Any]:
         """The `source` block of the flavor's layout (io.debezium.connector.mysql/mariadb.Source)."""
-        return self._build_source(version=VERSION, name=self.topic_prefix, ts_ms=ts_ms, db=db, table=table,
-                                  server_id=server_id, gtid=gtid, file=file, pos=pos, row=row, snapshot=snapshot,
-                                  thread=thread, query=query)
+        return mysql_source(connector=self._connector, version=VERSION, name=self.topic_prefix, ts_ms=ts_ms, db=db,
+                            table=table, server_id=server_id, gtid=gtid, file=file, pos=pos, row=row,
+                            snapshot=snapshot, thread=thread, query=query)
 
     def data_event(self, codec: TableCodec, op: str | None, before: dict | None, after: dict | None,
                    source: dict[str, Any], seq: str, position: str, txn: dict | None = None,

@@ -80,6 +80,14 @@ class MySqlOffset:
         """A position to stream from (after the snapshot): the transaction beginning at file/pos."""
         return cls(file, pos, gtids, snapshot_completed=True, incremental=incremental)
 
+    @staticmethod
+    def streaming_json(file: str, pos: int, gtids: str, incremental: dict[str, Any] | None = None) -> str:
+        """streaming(...).to_json(), built directly: the position of every streamed transaction's events."""
+        body: dict[str, Any] = {"file": file, "pos": pos, "gtids": gtids, "snapshot_completed": True}
+        if incremental:
+            body["incremental"] = incremental
+        return orjson.dumps(body).decode()
+
     @classmethod
     def in_snapshot(cls, file: str, pos: int, gtids: str, completed: bool = False) -> MySqlOffset:
         """The position of a snapshot taken at file/pos (its schema change events)."""

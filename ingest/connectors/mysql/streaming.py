@@ -101,8 +101,8 @@ class MySqlStreamingSource:
 
     def position(self) -> str:
         if self._position is None:
-            self._position = MySqlOffset.streaming(self.file, self.txn_pos, str(self.gtids),
-                                                   self.incremental.state()).to_json()
+            self._position = MySqlOffset.streaming_json(self.file, self.txn_pos, str(self.gtids),
+                                                        self.incremental.state())
         return self._position
 
     def _reader(self) -> BinlogReader:
