@@ -36,7 +36,6 @@ from pymysqlreplication.packet import BinLogPacketWrapper
 # OK byte, then the event header: timestamp, type, server id, event size, end position (flags not needed)
 _HEADER = struct.Struct("<xIBIII")
 _BODY = 20  # the OK byte and the 19-byte event header
-_TABLE_ID = struct.Struct("<Q")
 _GTID = struct.Struct("<QI")  # MariaDB GTID event: sequence number, domain id
 _ROWS_OPS = {BINLOG.WRITE_ROWS_EVENT_V1: "c", BINLOG.UPDATE_ROWS_EVENT_V1: "u", BINLOG.DELETE_ROWS_EVENT_V1: "d"}
 _ROWS_POST_HEADER = 8  # table id (6 bytes) and flags (2) of a version-1 rows event
@@ -47,6 +46,11 @@ _SKIP = object()  # a packet handled here that gives the caller no event (a tabl
 GTID, XID, ROWS = "gtid", "xid", "rows"
 # process-wide counts, for tests and benchmarks: events given by the hot path, table maps reused and parsed
 stats = {"hot_events": 0, "table_maps_reused": 0, "table_maps_parsed": 0}
+
+
+def _table_id(data: bytes) -> int:
+    """The 6-byte table id that opens the body of table map and rows events."""
+    return int.from_bytes(data[_BODY:_BODY + 6], "little")
 
 
 class HotEvent:
@@ -185,12 +189,12 @@ class BinlogReader(BinLogStreamReader):
             if table is None:
                 return None
             self.log_pos = header[4]
-            self.table_map[_TABLE_ID.unpack(data[_BODY:_BODY + 6] + b"\0\0")[0]] = table
+            self.table_map[_table_id(data)] = table
             return _SKIP
         op = _ROWS_OPS.get(event_type)
         if op is None or self._post_header_length(event_type) != _ROWS_POST_HEADER:
             return None
-        table = self.table_map.get(_TABLE_ID.unpack(data[_BODY:_BODY + 6] + b"\0\0")[0])
+        table = self.table_map.get(_table_id(data))
         count = data[_BODY + _ROWS_POST_HEADER]
         if table is None or count >= 251:   # an unmapped (filtered) table, or a long column count: the library's way
             return None

@@ -58,9 +58,9 @@ class RowPlan:
         self.all_present = ((1 << column_count) - 1).to_bytes((column_count + 7) // 8, "little")
         self.source = source  # generated code, for debugging
 
-    def decode(self, event: Any) -> list[tuple[dict | None, dict | None]] | None:
-        """(before, after) payload pairs of every row of mysql-replication's rows event, or None to use the generic
-        path."""
+    def decode(self, event: Any, op: str) -> list[tuple[dict | None, dict | None]] | None:
+        """(before, after) payload pairs of every row of mysql-replication's rows event of operation `op`, or None to
+        use the generic path."""
         if not event.complete or event.event_type == BINLOG.PARTIAL_UPDATE_ROWS_EVENT:
             return None
         if event._RowsEvent__rows is not None:  # `.rows` already decoded: the packet is no longer at the rows
@@ -69,8 +69,6 @@ class RowPlan:
         if wrapper._BinLogPacketWrapper__data_buffer:  # bytes pushed back by an unread(): not at a clean position
             return None
         raw = wrapper.packet
-        op = ("u" if hasattr(event, "columns_present_bitmap2") else
-              "d" if event.event_type in (BINLOG.DELETE_ROWS_EVENT_V1, BINLOG.DELETE_ROWS_EVENT_V2) else "c")
         return self.decode_rows(op, raw._data, raw._position, raw._position + event.event_size - wrapper.read_bytes,
                                 event.number_of_columns, event.columns_present_bitmap,
                                 getattr(event, "columns_present_bitmap2", None))

@@ -24,6 +24,8 @@ import pymysql
 from ingest.errors import LakecdcError
 
 Query = Callable[[str], list[dict[str, Any]]]
+ER_PARSE_ERROR = 1064
+_FILE_NUMBER = re.compile(r"\.(\d+)$")
 
 
 class MySqlConnection(pymysql.connections.Connection):
@@ -54,8 +56,6 @@ def tls_context(mode: str) -> ssl.SSLContext:
     else:
         raise ValueError(f"no TLS context for database.ssl.mode {mode!r}")
     return context
-ER_PARSE_ERROR = 1064
-_FILE_NUMBER = re.compile(r"\.(\d+)$")
 
 
 @dataclass(frozen=True)

@@ -348,7 +348,7 @@ class MySqlStreamingSource:
             plan = self._plans.plan_for(event.table_obj if hot else event.table_map[event.table_id], codec)
             if plan is not None:
                 pairs = (plan.decode_rows(op, event.data, event.rows_at, event.rows_end, event.columns, event.present,
-                                          event.present2) if hot else plan.decode(event))
+                                          event.present2) if hot else plan.decode(event, op))
         if pairs is None:
             pairs = _generic_pairs(event.library_event() if hot else event, codec)
         if self.incremental.snapshot.window is not None:   # an incremental snapshot chunk waits for its close
