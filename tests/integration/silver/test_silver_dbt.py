@@ -90,6 +90,36 @@ def test_semantic_types_are_decoded(engine, warehouse: Path, tmp_path: Path):
     assert row["_op"] == "c"
 
 
+ODD_COLUMNS = [("id", INT32), ("a.b", STRING), ("q'uote", STRING), ("bq`x", INT64), ("ünï", STRING),
+               ("Mixed", STRING), ("ratio", {"type": "float64"}), ("tags", {"type": "array", "items": STRING})]
+
+
+def test_row_images_decoded_once_by_field_name(engine, warehouse: Path, tmp_path: Path):
+    """Staging parses each event's row image once into a struct of strings with a field per column name (quoted:
+    dots, quotes, backticks, non-ASCII), creates, updates and deletes alike; the compiled model says so."""
+    spark = engine.spark
+    b = Bronze(spark, warehouse)
+
+    def row(i: int, tag: str) -> dict:
+        return {"id": i, "a.b": f"ab{tag}", "q'uote": f"q{tag}", "bq`x": 10**15 + i, "ünï": f"é{tag}",
+                "Mixed": None if tag == "2" else f"M{tag}", "ratio": 0.1 * i, "tags": [tag, "z"]}
+
+    b.land([b.event(T, "c", {"id": i}, None, row(i, str(i)), KEYS, ODD_COLUMNS) for i in (1, 2, 3)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build")
+    b.land([b.event(T, "u", {"id": 1}, row(1, "1"), row(1, "new"), KEYS, ODD_COLUMNS),
+            b.event(T, "d", {"id": 2}, row(2, "2"), None, KEYS, ODD_COLUMNS)])
+    run_dbt(engine, project, "build")
+    got = [(r["id"], r["a.b"], r["q'uote"], r["bq`x"], r["ünï"], r["Mixed"], r["ratio"], r["tags"])
+           for r in _rows(spark, "silver.inv__items")]
+    assert got == [(1, "abnew", "qnew", 10**15 + 1, "énew", "Mnew", 0.1, ["new", "z"]),
+                   (3, "ab3", "q3", 10**15 + 3, "é3", "M3", 0.1 * 3, ["3", "z"])]
+    compiled = next((project / "target" / "compiled").rglob("inv__items.sql")).read_text()
+    assert "'before struct<`id`:string,`a.b`:string,`q\\'uote`:string,`bq``x`:string," in compiled, compiled[:3000]
+    assert "from_json(e.key, 'struct<`id`:string>')" in compiled
+
+
 def test_incremental_toast_truncate_and_no_new_version(engine, warehouse: Path, tmp_path: Path):
     spark = engine.spark
     cols = [("id", INT32), ("name", STRING), ("qty", INT32)]
@@ -192,9 +222,11 @@ def test_soft_deletes(engine, warehouse: Path, tmp_path: Path, strategy: str):
                     (3, None, True, dt.datetime(2023, 11, 14, 22, 16, 40))]
 
 
-def test_renamed_column_keeps_its_data(engine, warehouse: Path, tmp_path: Path):
+@pytest.mark.parametrize("new_name", ["details", "Descr"])
+def test_renamed_column_keeps_its_data(engine, warehouse: Path, tmp_path: Path, new_name: str):
     """The schema history shows `descr` renamed to `details` (same position and type): silver moves the
-    old values to the new name, without a full refresh, and a full refresh gives the same table."""
+    old values to the new name, without a full refresh, and a full refresh gives the same table. Renamed to
+    `Descr`, the row images hold two field names that differ only in case (staging decodes them by map)."""
     import json
 
     from ingest.bronze.contract import ddl_columns
@@ -202,7 +234,7 @@ def test_renamed_column_keeps_its_data(engine, warehouse: Path, tmp_path: Path):
 
     spark = engine.spark
     v1 = [("id", INT32), ("descr", STRING)]
-    v2 = [("id", INT32), ("details", STRING)]
+    v2 = [("id", INT32), (new_name, STRING)]
     b = Bronze(spark, warehouse)
     b.land([b.event(T, "c", {"id": i}, None, {"id": i, "descr": f"d{i}"}, KEYS, v1) for i in (1, 2)])
     project = make_project(tmp_path, warehouse)
@@ -217,20 +249,24 @@ def test_renamed_column_keeps_its_data(engine, warehouse: Path, tmp_path: Path):
                    else "CREATE", columns=json.dumps(cols), primary_key='["id"]', parse_status="ok")
         return row
 
-    rows = [version(1, ["id", "descr"]), version(2, ["id", "details"])]
+    rows = [version(1, ["id", "descr"]), version(2, ["id", new_name])]
     spark.createDataFrame([tuple(r[name] for name, _ in HISTORY_COLUMNS) for r in rows],
                           schema=ddl_columns(HISTORY_COLUMNS)).write.format("delta").save(
         str(warehouse / "bronze" / "inv_schema_history"))
     spark.sql(f"CREATE TABLE bronze.inv_schema_history USING delta LOCATION '{warehouse}/bronze/inv_schema_history'")
-    b.land([b.event(T, "u", {"id": 2}, None, {"id": 2, "details": "new2"}, KEYS, v2)])
+    b.land([b.event(T, "u", {"id": 2}, None, {"id": 2, new_name: "new2"}, KEYS, v2)])
     run_dbt(engine, project, "build")
     incremental = _rows(spark, "silver.inv__items")
-    assert [(r["id"], r["details"]) for r in incremental] == [(1, "d1"), (2, "new2")]
-    assert "descr" not in incremental[0]
-    history = [(r["id"], r["details"]) for r in _rows(spark, "silver.inv__items_history", "id, valid_from_seq")]
+    # the engine resolves names case-insensitively: renamed by case, the silver column keeps its first spelling
+    column = next(name for name in incremental[0] if name.lower() == new_name.lower())
+    assert [(r["id"], r[column]) for r in incremental] == [(1, "d1"), (2, "new2")]
+    assert list(incremental[0]) == ["id", column, "_op", "_seq", "_source_ts"], incremental[0]
+    history = [(r["id"], r[column]) for r in _rows(spark, "silver.inv__items_history", "id, valid_from_seq")]
     assert history == [(1, "d1"), (2, "d2"), (2, "new2")]
     run_dbt(engine, project, "build", "--full-refresh")
-    assert _rows(spark, "silver.inv__items") == incremental
+    # the same rows; a full refresh spells the column as the latest schema does
+    assert ([{k.lower(): v for k, v in r.items()} for r in _rows(spark, "silver.inv__items")]
+            == [{k.lower(): v for k, v in r.items()} for r in incremental])
 
 
 def _write_history(spark, warehouse: Path, rows: list[dict], changes: list[tuple[str, int, int]]) -> None:
