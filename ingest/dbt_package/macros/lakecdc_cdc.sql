@@ -19,9 +19,11 @@
   {{ return(api.Relation.create(schema=schema, identifier='lakecdc_state', type='table')) }}
 {%- endmacro %}
 
-{#- Parquet tables are built in full every time (lakecdc_require_delta): no watermarks to keep. -#}
+{#- Parquet tables are built in full every time (lakecdc_require_delta): no watermarks to keep. A state table in
+    dbt's relation cache (listed when the run began) is not created again. -#}
 {% macro lakecdc_ensure_state(state) %}
-  {%- if lakecdc.lakecdc_table_format() == 'delta' -%}
+  {%- if lakecdc.lakecdc_table_format() == 'delta'
+         and adapter.get_relation(database=state.database, schema=state.schema, identifier=state.identifier) is none -%}
     {%- do lakecdc.lakecdc_create_table_if_missing(state, 'model string, batch_id bigint, updated_at timestamp', 'lakecdc_state_ddl') -%}
   {%- endif -%}
 {% endmacro %}
@@ -277,16 +279,17 @@
     anti-joined with them and they are left out of the join, not filtered after it, because Sail evaluates a
     table's NOT NULL checks together with such a filter, on the rows it leaves out too. Where `keep_sql` holds,
     the columns named in `kept` keep the target's values (soft deletes). That is the MERGE's result: matched rows
-    updated, unmatched changes inserted (their other columns null), unmatched rows kept. -#}
+    updated, unmatched changes inserted (their other columns null), unmatched rows kept. `target_columns`: the
+    target's lakecdc_table_columns when the caller has them (read again otherwise). -#}
 {% macro lakecdc_overwrite_with_changes(target, work, on_sql, columns, overrides={}, drop_sql=none, keep_sql=none,
-                                        kept=[]) %}
+                                        kept=[], target_columns=none) %}
   {%- set values = {} -%}
   {%- for c in columns -%}{%- do values.update({c | lower: '__s.' ~ lakecdc.lakecdc_ident(c)}) -%}{%- endfor -%}
   {%- do values.update(overrides) -%}
   {%- call statement('main') -%}
     insert overwrite table {{ target }}
     select
-    {%- for c in lakecdc.lakecdc_table_columns(target) %}
+    {%- for c in target_columns or lakecdc.lakecdc_table_columns(target) %}
       {%- set name = c['name'] | lower %}
       {%- if name in values %}
       cast(case when __s._seq is not null{% if keep_sql and name in kept %} and not ({{ keep_sql }}){% endif %}
@@ -369,7 +372,7 @@
       {%- do lakecdc.lakecdc_replace_table(target, select_sql, 'main', location_clause(), columns) -%}
     {%- else -%}
       {%- do lakecdc.lakecdc_require_delta(target) -%}
-      {%- do lakecdc.lakecdc_evolve_schema(target, columns, spec['renames']) -%}
+      {%- set target_columns = lakecdc.lakecdc_evolve_schema(target, columns, spec['renames']) -%}
       {%- set value_cols = spec['columns'] | map(attribute='name') | list + ['_op', '_seq', '_source_ts'] -%}
       {%- set insert_cols = spec['keys'] | map(attribute='name') | list + value_cols -%}
       {%- set work = lakecdc.lakecdc_stage_changes(target, changes) -%}
@@ -379,10 +382,10 @@
           {%- do lakecdc.lakecdc_overwrite_with_changes(target, work, lakecdc.lakecdc_key_join(spec, '__t', '__s'),
                 insert_cols, {'_is_deleted': '__s.__deleted', '_deleted_at': '__s.__deleted_at'},
                 keep_sql='__s.__deleted and __t.__lakecdc_present is not null',
-                kept=spec['columns'] | map(attribute='name') | map('lower') | list) -%}
+                kept=spec['columns'] | map(attribute='name') | map('lower') | list, target_columns=target_columns) -%}
         {%- else -%}
           {%- do lakecdc.lakecdc_overwrite_with_changes(target, work, lakecdc.lakecdc_key_join(spec, '__t', '__s'),
-                insert_cols, drop_sql='coalesce(__deleted, false)') -%}
+                insert_cols, drop_sql='coalesce(__deleted, false)', target_columns=target_columns) -%}
         {%- endif -%}
       {%- else -%}
         {%- call statement('main') -%}
@@ -504,12 +507,13 @@
       {%- do lakecdc.lakecdc_replace_table(target, select_sql, 'main', location_clause(), columns) -%}
     {%- else -%}
       {%- do lakecdc.lakecdc_require_delta(target) -%}
-      {%- do lakecdc.lakecdc_evolve_schema(target, columns, spec['renames']) -%}
+      {%- set target_columns = lakecdc.lakecdc_evolve_schema(target, columns, spec['renames']) -%}
       {%- set names = columns | map(attribute='name') | list -%}
       {%- set work = lakecdc.lakecdc_stage_changes(target, versions) -%}
       {%- if lakecdc.lakecdc_merge_strategy() == 'overwrite' -%}
         {%- do lakecdc.lakecdc_overwrite_with_changes(target, work,
-              lakecdc.lakecdc_key_join(spec, '__t', '__s') ~ ' and __t.valid_from_seq = __s.valid_from_seq', names) -%}
+              lakecdc.lakecdc_key_join(spec, '__t', '__s') ~ ' and __t.valid_from_seq = __s.valid_from_seq', names,
+              target_columns=target_columns) -%}
       {%- else -%}
         {%- call statement('main') -%}
           merge into {{ target }} __t

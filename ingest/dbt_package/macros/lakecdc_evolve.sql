@@ -4,7 +4,8 @@
   lakecdc.lakecdc_table_columns(relation) -> [{name, type}] read from the data itself (Sail's DESCRIBE can lag
       behind a schema-evolving MERGE, so the table is queried instead).
   lakecdc.lakecdc_evolve_schema(relation, desired) adds missing columns and widens widened ones; columns the
-      table has but `desired` lacks are kept (dropped source columns stop being filled).
+      table has but `desired` lacks are kept (dropped source columns stop being filled). Returns the table's
+      columns (lakecdc_table_columns) when it left the table as it was, none when it changed it.
   Engine difference: Sail 0.7 has no ALTER TABLE ADD COLUMNS, so new columns come through an empty
   MERGE WITH SCHEMA EVOLUTION; Databricks / Spark with delta-spark use ALTER TABLE (var lakecdc_engine).
   Widening rewrites the table from itself (CREATE OR REPLACE ... AS SELECT with casts) on every engine.
@@ -84,7 +85,7 @@
     {%- endif -%}
     {%- call statement('lakecdc_add_columns') -%}{{ lakecdc.lakecdc_add_columns(relation, missing) }}{%- endcall -%}
   {%- endif -%}
-  {{ return(widened or missing or renamed) }}
+  {{ return(none if widened or missing or renamed else existing) }}
 {% endmacro %}
 
 {% macro lakecdc_add_columns(relation, columns) -%}

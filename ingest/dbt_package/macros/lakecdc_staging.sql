@@ -17,19 +17,29 @@
                                 identifier=source_name ~ '_' ~ kind, type='table')) }}
 {%- endmacro %}
 
-{#- Column renames {old: new} of a table, inferred from consecutive versions in <S>_schema_history: a column
-    that disappears while a new one of the same source type appears at the same position was renamed
-    (RENAME COLUMN / CHANGE keep the position; ADD appends). Chains resolve to the latest name. -#}
-{% macro lakecdc_column_renames(source_name, table_id) %}
+{#- A table's CREATE, ALTER and DROP rows of <S>_schema_history, oldest first (none without a history), as
+    [columns, valid_from_seq, change_kind, previous_table_id]: read once for lakecdc_column_renames and
+    lakecdc_column_adds. -#}
+{% macro lakecdc_history_rows(source_name, table_id, before_seq=none) %}
   {%- set history = lakecdc.lakecdc_bronze_relation(source_name, 'schema_history') -%}
   {%- if not execute or adapter.get_relation(database=none, schema=history.schema, identifier=history.identifier) is none -%}
-    {{ return({}) }}
+    {{ return([]) }}
   {%- endif -%}
-  {%- set rows = run_query("select columns from " ~ history ~ " where table_id = " ~ lakecdc.lakecdc_lit(table_id)
-                           ~ " and change_kind in ('CREATE', 'ALTER') order by version").rows -%}
+  {{ return(run_query("select columns, valid_from_seq, change_kind, previous_table_id from " ~ history
+                      ~ " where table_id = " ~ lakecdc.lakecdc_lit(table_id)
+                      ~ " and change_kind in ('CREATE', 'ALTER', 'DROP')"
+                      ~ ((" and valid_from_seq < " ~ lakecdc.lakecdc_lit(before_seq)) if before_seq else "")
+                      ~ " order by version").rows) }}
+{% endmacro %}
+
+{#- Column renames {old: new} of a table, inferred from consecutive versions in <S>_schema_history: a column
+    that disappears while a new one of the same source type appears at the same position was renamed
+    (RENAME COLUMN / CHANGE keep the position; ADD appends). Chains resolve to the latest name. `history_rows`:
+    lakecdc_history_rows of the table. -#}
+{% macro lakecdc_column_renames(history_rows) %}
   {%- set renames = {} -%}
   {%- set ns = namespace(prev=none) -%}
-  {%- for row in rows -%}
+  {%- for row in history_rows if row[2] in ('CREATE', 'ALTER') -%}
     {%- set cols = fromjson(row[0]) or [] -%}
     {%- if ns.prev is not none -%}
       {%- set cur_names = cols | map(attribute='name') | list -%}
@@ -87,20 +97,12 @@
     excluded). `seq`: the schema change's valid_from_seq; events up to it predate the column. `column`: its
     history entry (name, spark_type, ...). The database fills the rows that exist at the ADD with the default
     and sends no change event for them, so silver gives those events `missing_value` (the value the database
-    gave them, when the history knows it) or the literal `default` (see docs/silver.md). -#}
-{% macro lakecdc_column_adds(source_name, table_id, renames, before_seq=none) %}
-  {%- set history = lakecdc.lakecdc_bronze_relation(source_name, 'schema_history') -%}
-  {%- if not execute or adapter.get_relation(database=none, schema=history.schema, identifier=history.identifier) is none -%}
-    {{ return({}) }}
-  {%- endif -%}
-  {%- set rows = run_query("select columns, valid_from_seq, change_kind, previous_table_id from " ~ history
-                           ~ " where table_id = " ~ lakecdc.lakecdc_lit(table_id)
-                           ~ " and change_kind in ('CREATE', 'ALTER', 'DROP')"
-                           ~ ((" and valid_from_seq < " ~ lakecdc.lakecdc_lit(before_seq)) if before_seq else "")
-                           ~ " order by version").rows -%}
+    gave them, when the history knows it) or the literal `default` (see docs/silver.md). `history_rows`:
+    lakecdc_history_rows of the table. -#}
+{% macro lakecdc_column_adds(history_rows, table_id, renames) %}
   {%- set adds = {} -%}
   {%- set ns = namespace(prev=none) -%}
-  {%- for row in rows -%}
+  {%- for row in history_rows -%}
     {%- if row[2] == 'DROP' -%}
       {%- do adds.clear() -%}{%- set ns.prev = none -%}
     {%- elif row[3] and row[3] != table_id -%}
@@ -189,10 +191,11 @@
   {%- endif -%}
   {%- set lineage = lakecdc.lakecdc_lineage(source_name, table_id) -%}
   {%- set renames = {} -%}
+  {%- set history_rows = lakecdc.lakecdc_history_rows(source_name, table_id) -%}
   {%- for segment in lineage['segments'] -%}  {#- the tables whose rows came under this name, oldest last -#}
-    {%- do renames.update(lakecdc.lakecdc_column_renames(source_name, segment['table_id'])) -%}
+    {%- do renames.update(lakecdc.lakecdc_column_renames(lakecdc.lakecdc_history_rows(source_name, segment['table_id']))) -%}
   {%- endfor -%}
-  {%- do renames.update(lakecdc.lakecdc_column_renames(source_name, table_id)) -%}
+  {%- do renames.update(lakecdc.lakecdc_column_renames(history_rows)) -%}
   {%- set events = lakecdc.lakecdc_bronze_relation(source_name, 'events') -%}
   {%- set schemas = lakecdc.lakecdc_bronze_relation(source_name, 'schemas') -%}
   {%- set query -%}
@@ -281,9 +284,10 @@
   {%- endfor -%}
   {#- columns added by ALTER TABLE: the default for the rows that predate them; a column no event has shown
       yet is there at once -#}
-  {%- set adds = lakecdc.lakecdc_column_adds(source_name, table_id, renames) -%}
+  {%- set adds = lakecdc.lakecdc_column_adds(history_rows, table_id, renames) -%}
   {%- for segment in lineage['segments'] -%}  {#- columns the tables renamed to this name added before the rename -#}
-    {%- for name, add in lakecdc.lakecdc_column_adds(source_name, segment['table_id'], renames, segment['before']).items()
+    {%- set segment_rows = lakecdc.lakecdc_history_rows(source_name, segment['table_id'], segment['before']) -%}
+    {%- for name, add in lakecdc.lakecdc_column_adds(segment_rows, segment['table_id'], renames).items()
           if name not in adds -%}
       {%- do adds.update({name: add}) -%}
     {%- endfor -%}
