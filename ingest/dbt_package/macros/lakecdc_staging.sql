@@ -214,15 +214,17 @@
   {%- set ns = namespace(key_schema=none) -%}
   {%- set cols = {} -%}
   {%- set order = [] -%}
+  {%- set parsed = [] -%}   {#- [kind, schema id, schema], each schema's JSON parsed once -#}
+  {%- for row in rows -%}{%- do parsed.append([row[0], row[1], fromjson(row[2])]) -%}{%- endfor -%}
   {%- set value_fields = [] -%}
-  {%- for row in rows if row[0] == 'value' -%}
-    {%- for image in fromjson(row[2]).get('fields') or [] if image.field == 'after' and image.get('type') == 'struct' -%}
+  {%- for row in parsed if row[0] == 'value' -%}
+    {%- for image in row[2].get('fields') or [] if image.field == 'after' and image.get('type') == 'struct' -%}
       {%- for f in image.get('fields') or [] if f.field not in value_fields -%}{%- do value_fields.append(f.field) -%}{%- endfor -%}
     {%- endfor -%}
   {%- endfor -%}
   {%- set value_type = lakecdc.lakecdc_decoded_type(value_fields) -%}
-  {%- for row in rows -%}
-    {%- set sch = fromjson(row[2]) -%}
+  {%- for row in parsed -%}
+    {%- set sch = row[2] -%}
     {%- if row[0] == 'key' -%}
       {%- set ns.key_schema = sch -%}
     {%- else -%}
