@@ -8,10 +8,14 @@
    Delta), against the same connector delivering to a consumer that touches no record (no per-record crossing:
    the JVM's limit for this connector here) in the same run. Two such limits: records as JsonConverter writes
    them with a schema in each (Kafka Connect's and Debezium Server's usual format), and as lakecdc takes them
-   (JsonConverter without schemas; lakecdc fetches each schema once, jvm.BatchPacker).
+   (JsonConverter without schemas; lakecdc fetches each schema once, jvm.BatchPacker); and a third reference,
+   the latter with each batch handed over to Python as lakecdc does (packed in Java, unpacked in Python, not
+   decoded): what the crossing itself costs.
 2. UPDATES single-row UPDATE transactions streamed the same ways.
 
-Prints rows/s, the ratios product / JVM limit (target for the snapshot: 0.8), peak RSS, medians over --runs.
+Prints rows/s, the ratios product / JVM limit (target for the snapshot: 0.8), peak RSS, medians over --runs, and
+per snapshot run how busy the machine was (and how much of one core the product's main thread used: bench/cpu.py).
+`--updates 0` measures the snapshot alone.
 Each run of the engine-only consumer happens in a child process (JPype starts one JVM per process).
 """
 
@@ -31,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from cpu import cpu_use  # noqa: E402
 from postgres import DB, SCHEMA, dsn_parts, prepare, sql  # noqa: E402
 
 from ingest.bronze.contract import BatchLimits  # noqa: E402
@@ -75,7 +80,7 @@ from pathlib import Path
 from ingest.connectors.debezium_engine import jvm
 jvm.start_jvm()
 import jpype
-props, expected, schemas = json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+props, expected, schemas, hand_over = json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
 state = Path(tempfile.mkdtemp())
 props.update({"name": "bench-engine-only", "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
               "offset.storage.file.filename": str(state / "offsets.dat"), "offset.flush.interval.ms": "0",
@@ -87,6 +92,8 @@ class Count:
     @jpype.JOverride
     def handleBatch(self, records, committer):
         seen[0] += records.size()     # one crossing per batch: no record is read in Python
+        if hand_over:                 # ... unless the batch is handed over as lakecdc does (jvm.BatchPacker)
+            packer.unpack(records)
         committer.markBatchFinished()
         if seen[0] >= expected:
             done.set()
@@ -98,6 +105,7 @@ p = jpype.JClass("java.util.Properties")()
 for k, v in props.items():
     p.setProperty(k, str(v))
 consumer = Count()
+packer = jvm.BatchPacker({}) if hand_over else None
 engine = (jpype.JClass("io.debezium.engine.DebeziumEngine").create(
     jpype.JClass("io.debezium.engine.format.JsonByteArray"))
           .using(p).notifying(consumer).build())
@@ -109,13 +117,17 @@ engine.close(); executor.shutdown()
 '''
 
 
-LIMITS = {"with schemas": "true", "as lakecdc takes them": "false"}   # JVM limit -> converter.schemas.enable
+# JVM limit -> (converter.schemas.enable, each batch packed in Java and unpacked in Python as lakecdc does)
+LIMITS = {"with schemas": ("true", False), "as lakecdc takes them": ("false", False),
+          "as lakecdc takes them, handed over to Python": ("false", True)}
 
 
-def engine_only(mode: str, expected: int, schemas: str) -> tuple[int, float]:
-    """The same connector to a consumer that counts the batch sizes only, until `expected` records arrived."""
+def engine_only(mode: str, expected: int, converter: tuple[str, bool]) -> tuple[int, float]:
+    """The same connector to a consumer that counts the batch sizes only (and hands each batch over to Python when
+    asked), until `expected` records arrived."""
+    schemas, hand_over = converter
     out = subprocess.run([sys.executable, "-c", ENGINE_ONLY, str(ROOT), json.dumps(properties(mode)), str(expected),
-                          schemas],
+                          schemas, "1" if hand_over else "0"],
                          capture_output=True, text=True, timeout=7200)
     if out.returncode != 0:
         raise SystemExit(f"engine-only run failed: {out.stderr[-2000:]}")
@@ -129,6 +141,10 @@ def update_all(updates: int) -> None:
     for start in range(1, updates + 1, 5_000):
         ids = range(start, min(start + 5_000, updates + 1))
         sql("".join(f"BEGIN; UPDATE {SCHEMA}.t SET a = a + 1 WHERE id = {i}; COMMIT;" for i in ids))
+
+
+def rate(sample: tuple[int, float]) -> str:
+    return f"{sample[0] / sample[1]:,.0f} records/s" if sample[1] > 0 else "no time"
 
 
 def median_rate(samples: list[tuple[int, float]]) -> float:
@@ -150,26 +166,36 @@ def main() -> None:
     snap_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
     stream_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
     for run in range(args.runs):
-        for name, schemas in LIMITS.items():
+        for name, converter in LIMITS.items():
             drop_slot()
-            snap_limit[name].append(engine_only("initial", args.rows, schemas))
+            with cpu_use() as use:
+                snap_limit[name].append(engine_only("initial", args.rows, converter))
+            print(f"run {run + 1}: snapshot to the consumer that touches no record ({name}): "
+                  f"{rate(snap_limit[name][-1])}, machine {use.machine_busy:.0%} busy")
         drop_slot()
-        snap_product.append(product(warehouse, "initial", f"{SOURCE}{run}"))
+        with cpu_use() as use:   # the run's decoding happens on this (the main) thread
+            snap_product.append(product(warehouse, "initial", f"{SOURCE}{run}"))
+        print(f"run {run + 1}: snapshot into bronze: {rate(snap_product[-1])}, {use.text(snap_product[-1][1])}")
+        if not args.updates:   # --updates 0: the snapshot alone
+            drop_slot()
+            continue
         update_all(args.updates)   # streamed by the next product run (the slot holds them)
         began = time.perf_counter()
         stream_product.append(product(warehouse, "initial", f"{SOURCE}{run}"))
         print(f"run {run + 1}: streaming run took {time.perf_counter() - began:.1f}s")
         drop_slot()
         # engine-only streaming: a slot created without a snapshot, then the updates
-        for name, schemas in LIMITS.items():
+        for name, converter in LIMITS.items():
             sql(f"CREATE PUBLICATION {SLOT} FOR TABLE {SCHEMA}.t")   # before the updates: pgoutput decodes
             sql(f"SELECT pg_create_logical_replication_slot('{SLOT}', 'pgoutput')")   # with the catalog of then
             update_all(args.updates)
-            stream_limit[name].append(engine_only("no_data", args.updates, schemas))
+            stream_limit[name].append(engine_only("no_data", args.updates, converter))
             drop_slot()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for what, product_samples, limit_samples in (("snapshot", snap_product, snap_limit),
                                                  ("streaming", stream_product, stream_limit)):
+        if not product_samples:
+            continue
         p = median_rate(product_samples)
         limits = "; ".join(f"{name} {median_rate(samples):,.0f} records/s, ratio {p / median_rate(samples):.2f}"
                            for name, samples in limit_samples.items())

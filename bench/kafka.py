@@ -7,7 +7,9 @@ Needs LAKECDC_KAFKA_BOOTSTRAP (`scripts/services.sh up` starts tansu and prints 
 fresh four-partition topics once, then per run: a bare confluent-kafka consume loop over the same topics (assign
 from the beginning, every record's value touched: the peer, what the client alone reaches here) and
 `lakecdc run --until-caught-up` into a new source's bronze tables (the product: decode, seq, schemas, Delta commits).
-Prints records/s of both, the ratio (target: >= 100,000 records/s for the product), peak RSS, medians over runs.
+Prints records/s of both, the ratio (target: >= 100,000 records/s for the product), peak RSS, medians over runs,
+for each run how busy the machine was and how much of one core the main thread used (bench/cpu.py), and the
+decoder's time per record alone (in memory, no broker, no writer).
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+from cpu import cpu_use  # noqa: E402
 
 from ingest.bronze.contract import BatchLimits  # noqa: E402
 from ingest.config import EngineSettings, ProjectConfig, SourceSettings  # noqa: E402
@@ -66,6 +70,21 @@ def bare_consume(bootstrap: str, prefix: str, expected: int) -> tuple[int, float
     return seen, elapsed
 
 
+def decode_alone(prefix: str, events: int) -> float:
+    """Microseconds per record of the decoder alone (debezium-json's Decoder, as the kafka source calls it) over the
+    same records, in memory: the part of the product's per-record work that is the decode."""
+    from ingest.bronze.contract import BronzeEvent
+    from ingest.connectors.debezium_json.records import Decoder
+    from ingest.connectors.debezium_json.schema_resolver import SchemaResolver
+
+    records = list(InventoryEvents(seed=3, prefix=prefix).events(events))
+    decoder = Decoder(prefix, None, event_type=BronzeEvent, resolver=SchemaResolver(prefix, {}, [], "bench"))
+    began = time.perf_counter()
+    for topic, key, value in records:
+        decoder.decode_record(topic, key, value)
+    return (time.perf_counter() - began) / len(records) * 1e6
+
+
 def product(bootstrap: str, prefix: str, warehouse: Path, source: str) -> tuple[int, float]:
     """One run into a new source's bronze tables (one warehouse, so every run uses the same engine)."""
     from ingest.runner import run_source
@@ -96,12 +115,17 @@ def main() -> None:
     bare, ours = [], []
     work = tempfile.TemporaryDirectory()
     for run in range(args.runs):
-        seen, seconds = bare_consume(bootstrap, prefix, n)
-        bare.append(seen / seconds)
-        landed, seconds = product(bootstrap, prefix, Path(work.name) / "warehouse", f"kb{run}")
+        with cpu_use() as bare_cpu:
+            seen, bare_seconds = bare_consume(bootstrap, prefix, n)
+        bare.append(seen / bare_seconds)
+        with cpu_use() as our_cpu:   # the run's decoding happens on this (the main) thread
+            landed, seconds = product(bootstrap, prefix, Path(work.name) / "warehouse", f"kb{run}")
         assert landed == n, f"landed {landed:,} of {n:,}"
         ours.append(landed / seconds)
-        print(f"run {run + 1}: bare consume {bare[-1]:,.0f} records/s; lakecdc run -> bronze {ours[-1]:,.0f} records/s")
+        print(f"run {run + 1}: bare consume {bare[-1]:,.0f} records/s ({bare_cpu.text(bare_seconds)}); lakecdc run "
+              f"-> bronze {ours[-1]:,.0f} records/s ({our_cpu.text(seconds)})")
+    decode = statistics.median(decode_alone(prefix, min(n, 100_000)) for _ in range(3))
+    print(f"the decoder alone over the same records, in memory: {decode:.1f} us per record (median of 3)")
     p, b = statistics.median(ours), statistics.median(bare)
     print(f"kafka -> bronze: lakecdc {p:,.0f} records/s; bare confluent-kafka consume loop {b:,.0f} records/s; "
           f"ratio {p / b:.2f} (medians of {args.runs}); target >= 100,000 records/s")
