@@ -170,7 +170,7 @@ def main() -> None:
             drop_slot()
             with cpu_use() as use:
                 snap_limit[name].append(engine_only("initial", args.rows, converter))
-            print(f"run {run + 1}: snapshot to the consumer that touches no record ({name}): "
+            print(f"run {run + 1}: snapshot to a reference consumer ({name}): "
                   f"{rate(snap_limit[name][-1])}, machine {use.machine_busy:.0%} busy")
         drop_slot()
         with cpu_use() as use:   # the run's decoding happens on this (the main) thread
@@ -199,8 +199,8 @@ def main() -> None:
         p = median_rate(product_samples)
         limits = "; ".join(f"{name} {median_rate(samples):,.0f} records/s, ratio {p / median_rate(samples):.2f}"
                            for name, samples in limit_samples.items())
-        print(f"{what}: lakecdc (embedded Debezium -> bronze) {p:,.0f} records/s; Debezium to a consumer that "
-              f"touches no record: {limits} (medians of {args.runs})")
+        print(f"{what}: lakecdc (embedded Debezium -> bronze) {p:,.0f} records/s; Debezium to reference consumers "
+              f"(no record read unless handed over): {limits} (medians of {args.runs})")
     print(f"peak RSS of this process (product runs) {rss:,.0f} MB")
     work.cleanup()
 
