@@ -5,7 +5,7 @@ busy) from one limited by one thread (one core busy, the other waiting)."""
 from __future__ import annotations
 
 import os
-import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,13 +18,6 @@ def _machine_ticks() -> tuple[int, int]:
     idle = fields[3] + fields[4]   # idle + iowait
     total = sum(fields[:8])        # guest time is already counted in user
     return total - idle, total
-
-
-def _thread_seconds() -> float:
-    """CPU seconds (user + system) of the calling thread."""
-    with open(f"/proc/self/task/{threading.get_native_id()}/stat") as stat:
-        fields = stat.read().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -43,10 +36,10 @@ def cpu_use() -> Iterator[CpuUse]:
     """Measures the block: `with cpu_use() as use: ...`, then `use.text(wall_seconds)`."""
     use = CpuUse(cpus=os.cpu_count() or 1)
     busy, total = _machine_ticks()
-    thread = _thread_seconds()
+    thread = time.thread_time()
     try:
         yield use
     finally:
         busy_after, total_after = _machine_ticks()
         use.machine_busy = (busy_after - busy) / max(1, total_after - total)
-        use.thread_seconds = _thread_seconds() - thread
+        use.thread_seconds = time.thread_time() - thread
