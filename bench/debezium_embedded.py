@@ -8,9 +8,9 @@
    Delta), against the same connector delivering to a consumer that touches no record (no per-record crossing:
    the JVM's limit for this connector here) in the same run. Two such limits: records as JsonConverter writes
    them with a schema in each (Kafka Connect's and Debezium Server's usual format), and as lakecdc takes them
-   (JsonConverter without schemas; lakecdc fetches each schema once, jvm.BatchPacker); and a third reference,
-   the latter with each batch handed over to Python as lakecdc does (packed in Java, unpacked in Python, not
-   decoded): what the crossing itself costs.
+   (JsonConverter without schemas; lakecdc numbers each schema once); and a third reference, the latter with each
+   batch decoded as lakecdc does (in Java, into bronze's columns, handed over to Python as Arrow buffers:
+   debezium_engine/decoding.py) but not landed: what the decoding costs.
 2. UPDATES single-row UPDATE transactions streamed the same ways.
 
 Prints rows/s, the ratios product / JVM limit (target for the snapshot: 0.8), peak RSS, medians over --runs, and
@@ -92,8 +92,8 @@ class Count:
     @jpype.JOverride
     def handleBatch(self, records, committer):
         seen[0] += records.size()     # one crossing per batch: no record is read in Python
-        if hand_over:                 # ... unless the batch is handed over as lakecdc does (jvm.BatchPacker)
-            packer.unpack(records)
+        if hand_over:                 # ... unless the batch is decoded as lakecdc does (decoding.RecordDecoder)
+            decoder.decode(records, records.size(), {})
         committer.markBatchFinished()
         if seen[0] >= expected:
             done.set()
@@ -105,7 +105,13 @@ p = jpype.JClass("java.util.Properties")()
 for k, v in props.items():
     p.setProperty(k, str(v))
 consumer = Count()
-packer = jvm.BatchPacker({}) if hand_over else None
+if hand_over:
+    from ingest.connectors.debezium_engine.decoding import RecordDecoder
+    from ingest.connectors.debezium_engine.offsets import EngineOffsets
+    from ingest.bronze.contract import BronzeEvent
+    from ingest.connectors.debezium_json.records import Decoder
+    prefix = props["topic.prefix"]
+    decoder = RecordDecoder(Decoder(prefix, event_type=BronzeEvent), prefix, prefix, {}, EngineOffsets())
 engine = (jpype.JClass("io.debezium.engine.DebeziumEngine").create(
     jpype.JClass("io.debezium.engine.format.JsonByteArray"))
           .using(p).notifying(consumer).build())
@@ -117,14 +123,14 @@ engine.close(); executor.shutdown()
 '''
 
 
-# JVM limit -> (converter.schemas.enable, each batch packed in Java and unpacked in Python as lakecdc does)
+# JVM limit -> (converter.schemas.enable, each batch decoded as lakecdc does)
 LIMITS = {"with schemas": ("true", False), "as lakecdc takes them": ("false", False),
-          "as lakecdc takes them, handed over to Python": ("false", True)}
+          "as lakecdc takes them, decoded as lakecdc does": ("false", True)}
 
 
 def engine_only(mode: str, expected: int, converter: tuple[str, bool]) -> tuple[int, float]:
-    """The same connector to a consumer that counts the batch sizes only (and hands each batch over to Python when
-    asked), until `expected` records arrived."""
+    """The same connector to a consumer that counts the batch sizes only (and decodes each batch as lakecdc does
+    when asked), until `expected` records arrived."""
     schemas, hand_over = converter
     out = subprocess.run([sys.executable, "-c", ENGINE_ONLY, str(ROOT), json.dumps(properties(mode)), str(expected),
                           schemas, "1" if hand_over else "0"],
@@ -200,7 +206,7 @@ def main() -> None:
         limits = "; ".join(f"{name} {median_rate(samples):,.0f} records/s, ratio {p / median_rate(samples):.2f}"
                            for name, samples in limit_samples.items())
         print(f"{what}: lakecdc (embedded Debezium -> bronze) {p:,.0f} records/s; Debezium to reference consumers "
-              f"(no record read unless handed over): {limits} (medians of {args.runs})")
+              f"(no record read unless decoded): {limits} (medians of {args.runs})")
     print(f"peak RSS of this process (product runs) {rss:,.0f} MB")
     work.cleanup()
 

@@ -160,9 +160,10 @@ class BronzeReject:
 
 @dataclass(slots=True)
 class BronzeEventBlock:
-    """Events of one table version in columnar form, for bulk paths (snapshots): `columns` is an Arrow table
-    with the columns of EVENT_BLOCK_COLUMNS in that order (Arrow types as the writer maps them), and every
-    row uses `key_schema` / `value_schema`. Lands exactly like the same rows as BronzeEvent objects."""
+    """Events of one table version in columnar form, for bulk paths (snapshots, the embedded engine): `columns` is
+    an Arrow table with the columns of EVENT_BLOCK_COLUMNS in that order (Arrow types as the writer maps them), and
+    every row uses `key_schema` / `value_schema`. Lands exactly like the same rows as BronzeEvent objects (a null
+    `position` included: the batch's)."""
 
     columns: pa.Table
     key_schema: str | None

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ingest.bronze.contract import (
@@ -416,6 +417,8 @@ class BronzeWriter:
                 if n == 0:
                     continue
                 columns: dict[str, Any] = {name: block.columns.column(name) for name, _ in EVENT_BLOCK_COLUMNS}
+                if batch.position is not None and columns["position"].null_count:   # as _positions
+                    columns["position"] = pc.fill_null(columns["position"], batch.position)
                 columns.update({
                     "source": _Same(self.source, n), "key_schema_id": _Same(key_id, n),
                     "value_schema_id": _Same(value_id, n), "batch_id": _Same(batch_id, n),

@@ -1,7 +1,7 @@
 """Real Debezium records into Kafka for the kafka source's tests: Debezium's own postgres connector in the
 embedded engine (the `debezium` source's code path, with its catch-up probe) hands its records, as Kafka
-Connect's JsonConverter wrote them, to a confluent-kafka producer; each hand-over is marked processed only after
-the producer flushed it."""
+Connect's JsonConverter wrote them, to a confluent-kafka producer; each hand-over is produced when the connector
+acknowledges it and marked processed only after the producer flushed it."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from ingest.bronze.contract import BatchLimits, ResumeState
 from ingest.config import SourceSettings
 from ingest.connectors.debezium_engine.connector import DebeziumEngineConnector
+from ingest.connectors.debezium_engine.decoding import DecodedRecords, RecordDecoder
 from ingest.connectors.debezium_engine.jvm import enveloped
 
 
@@ -47,6 +48,20 @@ class AvroConverters:
         return None if out is None else bytes(out)
 
 
+class _KeepingTexts(RecordDecoder):
+    """Keeps each hand-over's records as JsonConverter wrote them (`texts`) beside what it decoded."""
+
+    def decode(self, records: Any, cut: int, offsets: dict[str, str]) -> DecodedRecords:
+        decoded = super().decode(records, cut, offsets)
+        decoded.texts = [self.texts(records, index) for index in range(records.size())]  # type: ignore[attr-defined]
+        return decoded
+
+
+class _TextsKept(DebeziumEngineConnector):
+    def _record_decoder(self, decoder: Any, converter: dict[str, str], offsets: Any) -> RecordDecoder:
+        return _KeepingTexts(decoder, self.topic_prefix, self.topic_prefix, converter, offsets)
+
+
 def produce_debezium_records(bootstrap: str, properties: dict[str, Any], resume: ResumeState,
                              avro_registry: str | None = None, schemas: bool = True,
                              on_caught_up: Callable[[], bool] | None = None) -> tuple[int, ResumeState]:
@@ -58,15 +73,13 @@ def produce_debezium_records(bootstrap: str, properties: dict[str, Any], resume:
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
-    connector = DebeziumEngineConnector(SourceSettings("producer", "debezium", properties))
+    connector = _TextsKept(SourceSettings("producer", "debezium", properties))
     avro: AvroConverters | None = None
     produced = 0
-    decode = connector._decode   # the engine connector's hand-over step: tapped to see the records as Debezium
-    #                              wrote them
 
-    def tap(handover, decoder, offsets):   # type: ignore[no-untyped-def]
+    def produce(handover: Any) -> None:
         nonlocal produced, avro
-        for topic, key_schema, key, value_schema, value, _ in handover.records:
+        for topic, key_schema, key, value_schema, value in handover.decoded.texts:
             if schemas:   # JsonConverter with schemas.enable=true; else the payloads as they are
                 key, value = enveloped(key_schema, key), enveloped(value_schema, value)
             producer.produce(topic, value=None if value is None else value.encode(),
@@ -77,12 +90,12 @@ def produce_debezium_records(bootstrap: str, properties: dict[str, Any], resume:
                                  key=avro.convert(topic, key, is_key=True))
             produced += 1
             producer.poll(0)
-        return decode(handover, decoder, offsets)
 
-    connector._decode = tap  # type: ignore[method-assign]
     position = resume.position
     try:
         for batch in connector.batches(resume, BatchLimits(max_events=2_000, max_seconds=1)):
+            for handover in batch.ack or []:   # the hand-overs the batch holds whole, in order
+                produce(handover)
             assert producer.flush(60) == 0, "the producer could not deliver every record"
             connector.acknowledge(batch)
             if batch.position is not None:

