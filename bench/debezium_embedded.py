@@ -11,18 +11,23 @@
    (JsonConverter without schemas; lakecdc numbers each schema once); and a third reference, the latter with each
    batch decoded as lakecdc does (in Java, into bronze's columns, handed over to Python as Arrow buffers:
    debezium_engine/decoding.py) but not landed: what the decoding costs.
+   Each reference runs twice in one JVM: from a cold JVM (it compiles Debezium's code as it goes: a JIT compiler
+   thread busy 10 s of a 30 s snapshot) and warm; lakecdc's run 1 is compared with the cold passes, its runs 2..
+   (the same JVM) with the warm ones.
 2. UPDATES single-row UPDATE transactions streamed the same ways.
 
 Prints rows/s, the ratios product / JVM limit (target for the snapshot: 0.8), peak RSS, medians over --runs, and
 per snapshot run how busy the machine was (and how much of one core the product's main thread used: bench/cpu.py).
 `--updates 0` measures the snapshot alone.
-Each run of the engine-only consumer happens in a child process (JPype starts one JVM per process).
+Each run of the engine-only consumer happens in a child process (JPype starts one JVM per process), timed from
+before its JVM starts (lakecdc's first run starts one too) to its last record.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import resource
 import statistics
 import subprocess
@@ -60,66 +65,100 @@ def drop_slot() -> None:
     sql(f"DROP PUBLICATION IF EXISTS {SLOT}")
 
 
+class _LastLanding(logging.Handler):
+    """When the runner last said it landed a batch with events (its INFO line `batch N landed: E events`)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.at: float | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg.startswith("%s: batch %d landed") and record.args and record.args[2]:   # type: ignore[index]
+            self.at = time.perf_counter()
+
+
 def product(warehouse: Path, mode: str, source: str) -> tuple[int, float]:
-    """run_source until caught up: engine start to the last Delta commit. One warehouse for every run (so every
-    run uses the same engine: a second local engine in one process is not supported), a source per run."""
+    """run_source until caught up: its start (the source's validation, which starts the JVM in the first run, the
+    Spark engine in the first run, the bronze tables) to the Delta commit of its last event. The run then waits
+    for two quiet polls of the connector to know it caught up; not counted, as the references know how many records
+    to wait for. One warehouse for every run (so every run uses the same engine: a second local engine in one
+    process is not supported), a source per run."""
     from ingest.runner import run_source
 
     config = ProjectConfig(engine=EngineSettings(profile="local", warehouse=warehouse),
                            sources={source: SourceSettings(source, "debezium", properties(mode))})
+    logger, landing = logging.getLogger("ingest.runner"), _LastLanding()
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(landing)
     began = time.perf_counter()
-    result = run_source(config, source, until_caught_up=True, limits=BatchLimits(max_events=50_000, max_seconds=10),
-                        progress=False)
-    return result.events, time.perf_counter() - began
+    try:
+        result = run_source(config, source, until_caught_up=True,
+                            limits=BatchLimits(max_events=50_000, max_seconds=10), progress=False)
+    finally:
+        logger.removeHandler(landing)
+        logger.setLevel(level)
+    return result.events, (landing.at or time.perf_counter()) - began
 
 
 ENGINE_ONLY = r'''
 import json, sys, tempfile, time, threading
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
+began = time.perf_counter()   # the JVM's start counts, as it does in lakecdc's first run
 from ingest.connectors.debezium_engine import jvm
 jvm.start_jvm()
 import jpype
 props, expected, schemas, hand_over = json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
-state = Path(tempfile.mkdtemp())
-props.update({"name": "bench-engine-only", "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
-              "offset.storage.file.filename": str(state / "offsets.dat"), "offset.flush.interval.ms": "0",
-              "converter.schemas.enable": schemas})
-seen, done, began = [0], threading.Event(), time.perf_counter()
-
-@jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
-class Count:
-    @jpype.JOverride
-    def handleBatch(self, records, committer):
-        seen[0] += records.size()     # one crossing per batch: no record is read in Python
-        if hand_over:                 # ... unless the batch is decoded as lakecdc does (decoding.RecordDecoder)
-            decoder.decode(records, records.size(), {})
-        committer.markBatchFinished()
-        if seen[0] >= expected:
-            done.set()
-    @jpype.JOverride
-    def supportsTombstoneEvents(self):
-        return True
-
-p = jpype.JClass("java.util.Properties")()
-for k, v in props.items():
-    p.setProperty(k, str(v))
-consumer = Count()
+passes = int(sys.argv[6])   # runs of the connector in this JVM, each from the beginning: the later ones warm
 if hand_over:
     from ingest.connectors.debezium_engine.decoding import RecordDecoder
     from ingest.connectors.debezium_engine.offsets import EngineOffsets
     from ingest.bronze.contract import BronzeEvent
     from ingest.connectors.debezium_json.records import Decoder
     prefix = props["topic.prefix"]
-    decoder = RecordDecoder(Decoder(prefix, event_type=BronzeEvent), prefix, prefix, {}, EngineOffsets())
-engine = (jpype.JClass("io.debezium.engine.DebeziumEngine").create(
-    jpype.JClass("io.debezium.engine.format.JsonByteArray"))
-          .using(p).notifying(consumer).build())
-executor = jpype.JClass("java.util.concurrent.Executors").newSingleThreadExecutor()
-executor.execute(engine)
-done.wait(3600)
-print(json.dumps({"records": seen[0], "seconds": time.perf_counter() - began}))
-engine.close(); executor.shutdown()
+
+
+@jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
+class Count:
+    def __init__(self):
+        self.seen, self.done = 0, threading.Event()
+        self.decoder = (RecordDecoder(Decoder(prefix, event_type=BronzeEvent), prefix, prefix, {}, EngineOffsets())
+                        if hand_over else None)
+
+    @jpype.JOverride
+    def handleBatch(self, records, committer):
+        self.seen += records.size()   # one crossing per batch: no record is read in Python
+        if self.decoder is not None:  # ... unless the batch is decoded as lakecdc does (decoding.RecordDecoder)
+            self.decoder.decode(records, records.size(), {})
+        committer.markBatchFinished()
+        if self.seen >= expected:
+            self.done.set()
+
+    @jpype.JOverride
+    def supportsTombstoneEvents(self):
+        return True
+
+
+for run in range(passes):
+    if run:
+        began = time.perf_counter()
+    state = Path(tempfile.mkdtemp())
+    p = jpype.JClass("java.util.Properties")()
+    for k, v in {**props, "name": f"bench-engine-only-{run}", "offset.flush.interval.ms": "0",
+                 "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
+                 "offset.storage.file.filename": str(state / "offsets.dat"),
+                 "converter.schemas.enable": schemas}.items():
+        p.setProperty(k, str(v))
+    consumer = Count()
+    engine = (jpype.JClass("io.debezium.engine.DebeziumEngine").create(
+        jpype.JClass("io.debezium.engine.format.JsonByteArray")).using(p).notifying(consumer).build())
+    executor = jpype.JClass("java.util.concurrent.Executors").newSingleThreadExecutor()
+    executor.execute(engine)
+    consumer.done.wait(3600)
+    print(json.dumps({"records": consumer.seen, "seconds": time.perf_counter() - began}), flush=True)
+    engine.close()
+    executor.shutdown()
 '''
 
 
@@ -128,17 +167,19 @@ LIMITS = {"with schemas": ("true", False), "as lakecdc takes them": ("false", Fa
           "as lakecdc takes them, decoded as lakecdc does": ("false", True)}
 
 
-def engine_only(mode: str, expected: int, converter: tuple[str, bool]) -> tuple[int, float]:
+def engine_only(mode: str, expected: int, converter: tuple[str, bool], passes: int = 1) -> list[tuple[int, float]]:
     """The same connector to a consumer that counts the batch sizes only (and decodes each batch as lakecdc does
-    when asked), until `expected` records arrived."""
+    when asked), until `expected` records arrived; `passes` times in one JVM (the first from a cold one, which
+    starts and compiles Debezium's code as it goes; the others warm), each pass from the beginning (fresh offsets,
+    the same slot). (records, seconds) of each pass."""
     schemas, hand_over = converter
     out = subprocess.run([sys.executable, "-c", ENGINE_ONLY, str(ROOT), json.dumps(properties(mode)), str(expected),
-                          schemas, "1" if hand_over else "0"],
+                          schemas, "1" if hand_over else "0", str(passes)],
                          capture_output=True, text=True, timeout=7200)
     if out.returncode != 0:
         raise SystemExit(f"engine-only run failed: {out.stderr[-2000:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    return result["records"], result["seconds"]
+    results = [json.loads(line) for line in out.stdout.strip().splitlines() if line.startswith("{")]
+    return [(result["records"], result["seconds"]) for result in results]
 
 
 def update_all(updates: int) -> None:
@@ -169,15 +210,19 @@ def main() -> None:
     warehouse = Path(work.name) / "warehouse"
     snap_product: list[tuple[int, float]] = []
     stream_product: list[tuple[int, float]] = []
+    # the snapshot references: a cold JVM (its first pass) and a warm one (its second), as lakecdc's runs 1 and 2..
     snap_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
+    snap_warm_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
     stream_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
     for run in range(args.runs):
         for name, converter in LIMITS.items():
             drop_slot()
             with cpu_use() as use:
-                snap_limit[name].append(engine_only("initial", args.rows, converter))
-            print(f"run {run + 1}: snapshot to a reference consumer ({name}): "
-                  f"{rate(snap_limit[name][-1])}, machine {use.machine_busy:.0%} busy")
+                cold, warm = engine_only("initial", args.rows, converter, passes=2)
+            snap_limit[name].append(cold)
+            snap_warm_limit[name].append(warm)
+            print(f"run {run + 1}: snapshot to a reference consumer ({name}): {rate(cold)} from a cold JVM, "
+                  f"{rate(warm)} warm; machine {use.machine_busy:.0%} busy")
         drop_slot()
         with cpu_use() as use:   # the run's decoding happens on this (the main) thread
             snap_product.append(product(warehouse, "initial", f"{SOURCE}{run}"))
@@ -195,18 +240,23 @@ def main() -> None:
             sql(f"CREATE PUBLICATION {SLOT} FOR TABLE {SCHEMA}.t")   # before the updates: pgoutput decodes
             sql(f"SELECT pg_create_logical_replication_slot('{SLOT}', 'pgoutput')")   # with the catalog of then
             update_all(args.updates)
-            stream_limit[name].append(engine_only("no_data", args.updates, converter))
+            stream_limit[name].append(engine_only("no_data", args.updates, converter)[0])
             drop_slot()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    for what, product_samples, limit_samples in (("snapshot", snap_product, snap_limit),
-                                                 ("streaming", stream_product, stream_limit)):
+    comparisons = [("snapshot, cold JVM (lakecdc's run 1, the references' first passes)", snap_product[:1],
+                    {name: samples for name, samples in snap_limit.items()}),
+                   (f"snapshot, warm JVM (lakecdc's runs 2-{args.runs}, the references' second passes)",
+                    snap_product[1:], snap_warm_limit),
+                   ("streaming (lakecdc's JVM warm, the references' cold)", stream_product, stream_limit)]
+    for what, product_samples, limit_samples in comparisons:
         if not product_samples:
             continue
         p = median_rate(product_samples)
         limits = "; ".join(f"{name} {median_rate(samples):,.0f} records/s, ratio {p / median_rate(samples):.2f}"
                            for name, samples in limit_samples.items())
-        print(f"{what}: lakecdc (embedded Debezium -> bronze) {p:,.0f} records/s; Debezium to reference consumers "
-              f"(no record read unless decoded): {limits} (medians of {args.runs})")
+        print(f"{what}: lakecdc (embedded Debezium -> bronze) {p:,.0f} records/s (median of "
+              f"{len(product_samples)}); Debezium to reference consumers (no record read unless decoded): {limits} "
+              f"(medians of {args.runs})")
     print(f"peak RSS of this process (product runs) {rss:,.0f} MB")
     work.cleanup()
 

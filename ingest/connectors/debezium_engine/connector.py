@@ -31,7 +31,7 @@ from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
 from ingest.connectors.debezium_engine import jvm, prerequisites
 from ingest.connectors.debezium_engine.catch_up import PROBES, SourceProbe, probe_for
-from ingest.connectors.debezium_engine.decoding import DecodedRecords, RecordDecoder
+from ingest.connectors.debezium_engine.decoding import DecodedRecords, RecordDecoder, compile_in_background
 from ingest.connectors.debezium_engine.history import history_lines
 from ingest.connectors.debezium_engine.offsets import EngineOffsets
 from ingest.connectors.debezium_engine.properties import FIELDS_BY_CONNECTOR
@@ -100,6 +100,7 @@ class DebeziumEngineConnector(SourceConnector):
         """Before `run`: Debezium's own validation (the connector then reports what else it misses when it
         starts); `lakecdc doctor` adds the native prerequisite checks (check())."""
         self._debezium_validate()
+        compile_in_background()   # the decoder the run needs, while the run starts its Spark session
 
     def check(self) -> str:
         """Debezium's validation, then for SQL Server, Oracle and MongoDB the CDC prerequisites asked of the

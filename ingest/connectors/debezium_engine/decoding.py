@@ -14,6 +14,7 @@ code generation: pyspark's jars hold it, as does every Spark installation), sinc
 from __future__ import annotations
 
 import glob
+import importlib.util
 import json
 import os
 import threading
@@ -53,12 +54,10 @@ Output = BronzeEvent | BronzeSchemaChange | BronzeReject
 def janino_jars() -> list[str]:
     """Janino's two jars (janino, commons-compiler) from pyspark's jars, $SPARK_HOME/jars or Databricks' jars."""
     places = []
-    try:
-        import pyspark
-
-        places.append(Path(pyspark.__file__).parent / "jars")
-    except ImportError:
-        pass
+    # found, not imported: another thread may be importing pyspark (compile_in_background)
+    spec = importlib.util.find_spec("pyspark")
+    if spec is not None and spec.submodule_search_locations:
+        places.append(Path(next(iter(spec.submodule_search_locations))) / "jars")
     if os.environ.get("SPARK_HOME"):
         places.append(Path(os.environ["SPARK_HOME"]) / "jars")
     places.append(Path("/databricks/jars"))
@@ -90,6 +89,20 @@ def event_columns_class() -> Any:
                 raise LakecdcError(f"the Debezium engine's decoder does not compile: {exc.getMessage()}") from None
             _compiled["class"] = java(compiler.getClassLoader().loadClass(JAVA_CLASS))
         return _compiled["class"]
+
+
+def compile_in_background() -> None:
+    """Start compiling EventColumns on a thread of its own (the JVM must be running): a run validates its source
+    first, and the compilation (about a second) overlaps the Spark session's start. A failure shows when the
+    engine starts (event_columns_class compiles again, and raises)."""
+
+    def compile_quietly() -> None:
+        try:
+            event_columns_class()
+        except Exception:  # noqa: BLE001 (raised again where the class is needed)
+            pass
+
+    threading.Thread(target=compile_quietly, name="lakecdc-compile-decoder", daemon=True).start()
 
 
 @dataclass
