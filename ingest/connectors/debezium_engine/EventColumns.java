@@ -141,7 +141,7 @@ public final class EventColumns {
                 if (!decodeOne((EmbeddedEngineChangeEvent) records.get(index), index)) {
                     return index;
                 }
-            } catch (Bail bail) {
+            } catch (RuntimeException unsure) {   // Bail, or anything unforeseen: Python decodes it (or rejects it)
                 return index;
             }
         }

@@ -162,9 +162,9 @@ class DebeziumEngineConnector(SourceConnector):
         (every record of a group is emitted together, so it is whole by then)."""
         offsets = EngineOffsets.from_position(resume.position)
         decoder = Decoder(self.topic_prefix, (resume.position or {}).get("prev"), event_type=BronzeEvent)
-        engine = self._start(offsets, decoder)
-        self._probe = probe_for(self.connector_class, self._given)
         landing, held = _Landing(offsets, decoder.prev_main), _Held()
+        engine = self._start(offsets, decoder)   # `decoder` is the engine thread's from here on (decoding.py)
+        self._probe = probe_for(self.connector_class, self._given)
         opened = 0.0
         received = idle = 0   # data change events received this run; polls without a record in a row
         while True:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -175,6 +176,17 @@ def test_event_block_lands_like_event_objects(engine, engine_settings: EngineSet
     assert rows(spark, "SELECT schema_id, schema, first_seq FROM bronze.blks_schemas ORDER BY schema_id") == \
         rows(spark, "SELECT schema_id, schema, first_seq FROM bronze.objs_schemas ORDER BY schema_id")
     assert as_blocks.resume_state() == as_objects.resume_state() != ResumeState()
+
+
+def test_block_rows_without_a_position_land_with_the_batchs(engine, engine_settings: EngineSettings):
+    """As events without a position of their own (Batch.position): the embedded engine's blocks carry none."""
+    spark = engine.spark
+    writer = BronzeWriter(spark, engine_settings, "nopos")
+    events = [dataclasses.replace(event(n), position=None) for n in (1, 2)] + [event(3)]
+    batch_position = json.dumps({"offsets": [{"partition": {"server": "x"}, "offset": {"lsn": 7}}]})
+    writer.write(Batch(blocks=[block_of(events)], position=batch_position))
+    assert rows(spark, "SELECT seq, position FROM bronze.nopos_events ORDER BY seq") == [
+        (f"{1:016x}", batch_position), (f"{2:016x}", batch_position), (f"{3:016x}", events[2].position)]
 
 
 def test_delta_log_properties_and_expired_log_removal(engine, engine_settings: EngineSettings):
