@@ -7,8 +7,9 @@ wrote them. It hands a batch's rows over as Arrow buffers in one crossing. The r
 events, anything on the schema change topic, anything unusual) go through the Python `Decoder`, which also
 rejects what cannot be landed; the two share the decoder's position across those records.
 
-The class is compiled when the engine starts, by Janino (a Java compiler in a jar, which Spark uses for its own
-code generation: pyspark's jars hold it, as does every Spark installation), since a JRE has no compiler.
+The class is compiled once per process, by Janino (a Java compiler in a jar, which Spark uses for its own code
+generation: pyspark's jars hold it, as does every Spark installation), since a JRE has no compiler: on a thread
+of its own when a run validates its source (compile_in_background), else when the engine starts.
 """
 
 from __future__ import annotations
