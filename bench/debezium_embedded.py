@@ -18,6 +18,9 @@
 
 Prints rows/s, the ratios product / JVM limit (target for the snapshot: 0.8), peak RSS, medians over --runs, and
 per snapshot run how busy the machine was (and how much of one core the product's main thread used: bench/cpu.py).
+For the snapshots also the same after the first 50,000 records (lakecdc: its first landed batch; the references:
+the first batches they received) and when each got there: the records/s without the start (lakecdc's first run
+starts the Spark engine and its decoder's compilation too), and how long the start took.
 `--updates 0` measures the snapshot alone.
 Each run of the engine-only consumer happens in a child process (JPype starts one JVM per process), timed from
 before its JVM starts (lakecdc's first run starts one too) to its last record.
@@ -34,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +51,7 @@ from ingest.bronze.contract import BatchLimits  # noqa: E402
 from ingest.config import EngineSettings, ProjectConfig, SourceSettings  # noqa: E402
 
 SLOT = "dbz_bench"
+BATCH = 50_000   # lakecdc's batch size here (BatchLimits.max_events); the start of a run ends after its first one
 SOURCE = "dbz_bench"
 
 
@@ -65,19 +70,41 @@ def drop_slot() -> None:
     sql(f"DROP PUBLICATION IF EXISTS {SLOT}")
 
 
-class _LastLanding(logging.Handler):
-    """When the runner last said it landed a batch with events (its INFO line `batch N landed: E events`)."""
+@dataclass
+class Run:
+    """One run: records in `seconds`, and `marks` (seconds since its start, records so far) along the way: each
+    landed batch for lakecdc, each batch the engine handed over for a reference consumer."""
 
-    def __init__(self) -> None:
+    records: int
+    seconds: float
+    marks: list[tuple[float, int]] = field(default_factory=list)
+
+    def rate_after(self, records: int) -> float:
+        """Records/s from the first mark with at least `records` records to the end: the run without its start
+        (lakecdc: the Spark engine's start, the bronze tables, the first batch; both: the JVM's start and its
+        first compilations)."""
+        for at, seen in self.marks:
+            if seen >= records:
+                return (self.records - seen) / (self.seconds - at) if self.seconds > at else 0.0
+        return 0.0
+
+
+class _Landings(logging.Handler):
+    """When the runner said it landed a batch with events, and how many so far (its INFO line `batch N landed: E
+    events`)."""
+
+    def __init__(self, began: float) -> None:
         super().__init__(logging.INFO)
-        self.at: float | None = None
+        self.began = began
+        self.marks: list[tuple[float, int]] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.msg.startswith("%s: batch %d landed") and record.args and record.args[2]:   # type: ignore[index]
-            self.at = time.perf_counter()
+            landed = (self.marks[-1][1] if self.marks else 0) + record.args[2]  # type: ignore[index]
+            self.marks.append((time.perf_counter() - self.began, landed))
 
 
-def product(warehouse: Path, mode: str, source: str) -> tuple[int, float]:
+def product(warehouse: Path, mode: str, source: str) -> Run:
     """run_source until caught up: its start (the source's validation, which starts the JVM in the first run, the
     Spark engine in the first run, the bronze tables) to the Delta commit of its last event. The run then waits
     for two quiet polls of the connector to know it caught up; not counted, as the references know how many records
@@ -87,18 +114,19 @@ def product(warehouse: Path, mode: str, source: str) -> tuple[int, float]:
 
     config = ProjectConfig(engine=EngineSettings(profile="local", warehouse=warehouse),
                            sources={source: SourceSettings(source, "debezium", properties(mode))})
-    logger, landing = logging.getLogger("ingest.runner"), _LastLanding()
+    began = time.perf_counter()
+    logger, landings = logging.getLogger("ingest.runner"), _Landings(began)
     level = logger.level
     logger.setLevel(logging.INFO)
-    logger.addHandler(landing)
-    began = time.perf_counter()
+    logger.addHandler(landings)
     try:
         result = run_source(config, source, until_caught_up=True,
-                            limits=BatchLimits(max_events=50_000, max_seconds=10), progress=False)
+                            limits=BatchLimits(max_events=BATCH, max_seconds=10), progress=False)
     finally:
-        logger.removeHandler(landing)
+        logger.removeHandler(landings)
         logger.setLevel(level)
-    return result.events, (landing.at or time.perf_counter()) - began
+    seconds = landings.marks[-1][0] if landings.marks else time.perf_counter() - began
+    return Run(result.events, seconds, landings.marks)
 
 
 ENGINE_ONLY = r'''
@@ -122,13 +150,14 @@ if hand_over:
 @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
 class Count:
     def __init__(self):
-        self.seen, self.done = 0, threading.Event()
+        self.seen, self.done, self.marks = 0, threading.Event(), []
         self.decoder = (RecordDecoder(Decoder(prefix, event_type=BronzeEvent), prefix, prefix, {}, EngineOffsets())
                         if hand_over else None)
 
     @jpype.JOverride
     def handleBatch(self, records, committer):
         self.seen += records.size()   # one crossing per batch: no record is read in Python
+        self.marks.append((time.perf_counter() - began, self.seen))
         if self.decoder is not None:  # ... unless the batch is decoded as lakecdc does (decoding.RecordDecoder)
             self.decoder.decode(records, records.size(), {})
         committer.markBatchFinished()
@@ -156,7 +185,8 @@ for run in range(passes):
     executor = jpype.JClass("java.util.concurrent.Executors").newSingleThreadExecutor()
     executor.execute(engine)
     consumer.done.wait(3600)
-    print(json.dumps({"records": consumer.seen, "seconds": time.perf_counter() - began}), flush=True)
+    print(json.dumps({"records": consumer.seen, "seconds": time.perf_counter() - began, "marks": consumer.marks}),
+          flush=True)
     engine.close()
     executor.shutdown()
 '''
@@ -167,11 +197,11 @@ LIMITS = {"with schemas": ("true", False), "as lakecdc takes them": ("false", Fa
           "as lakecdc takes them, decoded as lakecdc does": ("false", True)}
 
 
-def engine_only(mode: str, expected: int, converter: tuple[str, bool], passes: int = 1) -> list[tuple[int, float]]:
+def engine_only(mode: str, expected: int, converter: tuple[str, bool], passes: int = 1) -> list[Run]:
     """The same connector to a consumer that counts the batch sizes only (and decodes each batch as lakecdc does
     when asked), until `expected` records arrived; `passes` times in one JVM (the first from a cold one, which
     starts and compiles Debezium's code as it goes; the others warm), each pass from the beginning (fresh offsets,
-    the same slot). (records, seconds) of each pass."""
+    the same slot)."""
     schemas, hand_over = converter
     out = subprocess.run([sys.executable, "-c", ENGINE_ONLY, str(ROOT), json.dumps(properties(mode)), str(expected),
                           schemas, "1" if hand_over else "0", str(passes)],
@@ -179,7 +209,7 @@ def engine_only(mode: str, expected: int, converter: tuple[str, bool], passes: i
     if out.returncode != 0:
         raise SystemExit(f"engine-only run failed: {out.stderr[-2000:]}")
     results = [json.loads(line) for line in out.stdout.strip().splitlines() if line.startswith("{")]
-    return [(result["records"], result["seconds"]) for result in results]
+    return [Run(r["records"], r["seconds"], [(at, seen) for at, seen in r["marks"]]) for r in results]
 
 
 def update_all(updates: int) -> None:
@@ -190,12 +220,32 @@ def update_all(updates: int) -> None:
         sql("".join(f"BEGIN; UPDATE {SCHEMA}.t SET a = a + 1 WHERE id = {i}; COMMIT;" for i in ids))
 
 
-def rate(sample: tuple[int, float]) -> str:
-    return f"{sample[0] / sample[1]:,.0f} records/s" if sample[1] > 0 else "no time"
+def rate(run: Run) -> str:
+    return f"{run.records / run.seconds:,.0f} records/s" if run.seconds > 0 else "no time"
 
 
-def median_rate(samples: list[tuple[int, float]]) -> float:
-    return statistics.median(n / s for n, s in samples if s > 0)
+def median_rate(runs: list[Run]) -> float:
+    return statistics.median(r.records / r.seconds for r in runs if r.seconds > 0)
+
+
+def without_start(what: str, product_runs: list[Run], limit_runs: dict[str, list[Run]]) -> str:
+    """The snapshot's records/s after its first BATCH records (lakecdc: landed, the references: received), and
+    when each got there: what a record costs apart from the start (lakecdc's: the Spark engine, the bronze tables,
+    the first batch gathered and committed; everyone's: the JVM's start and its first compilations)."""
+    p = statistics.median(r.rate_after(BATCH) for r in product_runs)
+    start = statistics.median(_reached(r, BATCH) for r in product_runs)
+    parts = []
+    for name, runs in limit_runs.items():
+        q = statistics.median(r.rate_after(BATCH) for r in runs)
+        reached = statistics.median(_reached(r, BATCH) for r in runs)
+        parts.append(f"{name} {q:,.0f} records/s (reached after {reached:.1f}s), ratio {p / q:.2f}" if q
+                     else f"{name}: none")
+    return (f"{what}, after the first {BATCH:,} records: lakecdc {p:,.0f} records/s (reached after {start:.1f}s); "
+            f"{'; '.join(parts)}")
+
+
+def _reached(run: Run, records: int) -> float:
+    return next((at for at, seen in run.marks if seen >= records), run.seconds)
 
 
 def main() -> None:
@@ -208,12 +258,12 @@ def main() -> None:
     prepare(args.rows)
     work = tempfile.TemporaryDirectory()
     warehouse = Path(work.name) / "warehouse"
-    snap_product: list[tuple[int, float]] = []
-    stream_product: list[tuple[int, float]] = []
+    snap_product: list[Run] = []
+    stream_product: list[Run] = []
     # the snapshot references: a cold JVM (its first pass) and a warm one (its second), as lakecdc's runs 1 and 2..
-    snap_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
-    snap_warm_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
-    stream_limit: dict[str, list[tuple[int, float]]] = {name: [] for name in LIMITS}
+    snap_limit: dict[str, list[Run]] = {name: [] for name in LIMITS}
+    snap_warm_limit: dict[str, list[Run]] = {name: [] for name in LIMITS}
+    stream_limit: dict[str, list[Run]] = {name: [] for name in LIMITS}
     for run in range(args.runs):
         for name, converter in LIMITS.items():
             drop_slot()
@@ -226,7 +276,7 @@ def main() -> None:
         drop_slot()
         with cpu_use() as use:   # the run's decoding happens on this (the main) thread
             snap_product.append(product(warehouse, "initial", f"{SOURCE}{run}"))
-        print(f"run {run + 1}: snapshot into bronze: {rate(snap_product[-1])}, {use.text(snap_product[-1][1])}")
+        print(f"run {run + 1}: snapshot into bronze: {rate(snap_product[-1])}, {use.text(snap_product[-1].seconds)}")
         if not args.updates:   # --updates 0: the snapshot alone
             drop_slot()
             continue
@@ -257,6 +307,9 @@ def main() -> None:
         print(f"{what}: lakecdc (embedded Debezium -> bronze) {p:,.0f} records/s (median of "
               f"{len(product_samples)}); Debezium to reference consumers (no record read unless decoded): {limits} "
               f"(medians of {args.runs})")
+    for what, product_samples, limit_samples in comparisons[:2]:
+        if product_samples:
+            print(without_start(what, product_samples, limit_samples))
     print(f"peak RSS of this process (product runs) {rss:,.0f} MB")
     work.cleanup()
 

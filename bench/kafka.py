@@ -8,8 +8,10 @@ fresh four-partition topics once, then per run: a bare confluent-kafka consume l
 from the beginning, every record's value touched: the peer, what the client alone reaches here) and
 `lakecdc run --until-caught-up` into a new source's bronze tables (the product: decode, seq, schemas, Delta commits).
 Prints records/s of both, the ratio (target: >= 100,000 records/s for the product), peak RSS, medians over runs,
-for each run how busy the machine was and how much of one core the main thread used (bench/cpu.py), and the
-decoder's time per record alone (in memory, no broker, no writer).
+for each run how busy the machine was and how much of one core the main thread used (bench/cpu.py), the
+decoder's time per record alone (in memory, no broker, no writer), and, with the `debezium` extra installed (a
+JVM), the time per record of Kafka Connect's own JsonConverter reading the same values in Java (a JVM reader's
+floor for these records).
 """
 
 from __future__ import annotations
@@ -85,6 +87,64 @@ def decode_alone(prefix: str, events: int) -> float:
     return (time.perf_counter() - began) / len(records) * 1e6
 
 
+# Kafka Connect's JsonConverter reading each record (schemas enabled), in a Java loop: what a JVM reader pays
+CONVERTER_LOOP = r"""
+package bench;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import org.apache.kafka.connect.json.JsonConverter;
+public class ConverterLoop {
+    public static int read(String topic, byte[] values, byte[] lengths) {
+        JsonConverter converter = new JsonConverter();
+        HashMap config = new HashMap();
+        config.put("schemas.enable", "true");
+        converter.configure(config, false);
+        ByteBuffer sizes = ByteBuffer.wrap(lengths);
+        int read = 0;
+        for (int at = 0; sizes.hasRemaining(); read++) {
+            int size = sizes.getInt();
+            byte[] value = new byte[size];
+            System.arraycopy(values, at, value, 0, size);
+            at += size;
+            converter.toConnectData(topic, value);
+        }
+        return read;
+    }
+}
+"""
+
+
+def converter_alone(prefix: str, events: int) -> float | None:
+    """Microseconds per record of Kafka Connect's own JsonConverter (toConnectData, as a Kafka Connect sink reads
+    a record) over the same records' values, in a Java loop (the JVM of the `debezium` extra; compiled with Janino
+    as lakecdc compiles its engine decoder); None without that extra."""
+    try:
+        import jpype
+
+        from ingest.connectors.debezium_engine import jvm
+        from ingest.connectors.debezium_engine.decoding import janino_jars
+        jvm.start_jvm()
+    except Exception:  # noqa: BLE001 (no debezium extra or no Java: the figure is left out)
+        return None
+    java = jpype.JClass
+    system = java("java.lang.ClassLoader").getSystemClassLoader()
+    loader = java("java.net.URLClassLoader")([java("java.net.URL")(Path(j).resolve().as_uri())
+                                              for j in janino_jars()], system)
+    compiler = java("org.codehaus.janino.SimpleCompiler", loader=loader)()
+    compiler.setParentClassLoader(system)
+    compiler.cook(CONVERTER_LOOP)
+    loop = java(compiler.getClassLoader().loadClass("bench.ConverterLoop"))
+    values = [value.encode() for _, _, value in InventoryEvents(seed=3, prefix=prefix).events(events) if value]
+    blob = jpype.JArray(jpype.JByte)(b"".join(values))
+    lengths = jpype.JArray(jpype.JByte)(b"".join(len(v).to_bytes(4, "big") for v in values))
+    timings = []
+    for _ in range(4):   # the first pass warms the JVM up: not counted
+        began = time.perf_counter()
+        read = loop.read(f"{prefix}.records", blob, lengths)
+        timings.append((time.perf_counter() - began) / read * 1e6)
+    return statistics.median(timings[1:])
+
+
 def product(bootstrap: str, prefix: str, warehouse: Path, source: str) -> tuple[int, float]:
     """One run into a new source's bronze tables (one warehouse, so every run uses the same engine)."""
     from ingest.runner import run_source
@@ -126,6 +186,10 @@ def main() -> None:
               f"-> bronze {ours[-1]:,.0f} records/s ({our_cpu.text(seconds)})")
     decode = statistics.median(decode_alone(prefix, min(n, 100_000)) for _ in range(3))
     print(f"the decoder alone over the same records, in memory: {decode:.1f} us per record (median of 3)")
+    converter = converter_alone(prefix, min(n, 100_000))
+    if converter is not None:
+        print(f"Kafka Connect's JsonConverter alone (Java, toConnectData) over the same records' values: "
+              f"{converter:.1f} us per record (median of 3 passes after one that warms the JVM up)")
     p, b = statistics.median(ours), statistics.median(bare)
     print(f"kafka -> bronze: lakecdc {p:,.0f} records/s; bare confluent-kafka consume loop {b:,.0f} records/s; "
           f"ratio {p / b:.2f} (medians of {args.runs}); target >= 100,000 records/s")
