@@ -7,6 +7,7 @@ that are out of date (exit 1), as tests/unit/test_properties.py does.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import sys
 from collections.abc import Iterable
@@ -58,7 +59,12 @@ def table(fields: FieldSet) -> str:
     if ignored:
         lines += ["", f"Accepted and ignored (Kafka Connect's own settings, or without effect here): {_code(ignored)}."]
     if refused:
-        lines += ["", f"Refused (Debezium features lakecdc does not support yet): {_code(refused)}."]
+        # a declared property is accepted even where a refused pattern covers it (signal.data.collection, signal.*)
+        declared = [spec.name for spec in fields.used()]
+        apart = (" apart from the properties declared above" if any(fnmatch.fnmatchcase(name, pattern)
+                                                                   for name in declared for pattern in refused)
+                 else "")
+        lines += ["", f"Refused{apart} (Debezium features lakecdc does not support yet): {_code(refused)}."]
     return "\n".join(lines) + "\n"
 
 

@@ -9,7 +9,7 @@ import pytest
 from ingest.config import SourceSettings
 from ingest.connectors import registry
 from ingest.connectors.properties import Field, FieldSet, ignored, unsupported
-from ingest.connectors.property_docs import documented_connectors, out_of_date, render
+from ingest.connectors.property_docs import documented_connectors, out_of_date, render, table
 from ingest.doctor import source_properties
 from ingest.errors import ConfigError
 
@@ -247,6 +247,14 @@ def test_docs_table_is_rendered_from_the_declarations() -> None:
     assert "old" not in text and text.startswith("x\n") and text.endswith("<!-- end properties -->\ny\n")
     assert "| `path` | required | the file or directory to read" in text
     assert "| `max.line.bytes` | `67108864` | longer lines become rejects; at least 1 |" in text
+
+
+def test_docs_say_a_declared_property_is_accepted_where_a_refused_pattern_covers_it() -> None:
+    overlapping = table(FieldSet(Field("signal.file"), *unsupported("signal.*", "converters*")))
+    assert "Refused apart from the properties declared above (Debezium features lakecdc does not support yet): " \
+           "`signal.*`, `converters*`." in overlapping
+    apart = table(FieldSet(Field("host"), *unsupported("signal.*")))
+    assert "Refused (Debezium features lakecdc does not support yet): `signal.*`." in apart
 
 
 def test_doctor_shows_what_a_source_sets_without_passwords() -> None:
