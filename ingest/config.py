@@ -74,7 +74,8 @@ class EngineSettings:
 
     @property
     def writes_delta_itself(self) -> bool:
-        """lakecdc commits bronze's Delta log itself (staged Parquet files, log clean-up): the embedded engine."""
+        """The embedded engine, on this machine's disk: bronze's rows reach it as staged Parquet files (INSERT from
+        them), and lakecdc reads the tables' properties from their Delta logs and removes expired log files."""
         return self.profile == "local"
 
     @property
