@@ -122,18 +122,11 @@ def converter_alone(prefix: str, events: int) -> float | None:
         import jpype
 
         from ingest.connectors.debezium_engine import jvm
-        from ingest.connectors.debezium_engine.decoding import janino_jars
+        from ingest.connectors.debezium_engine.decoding import compile_java
         jvm.start_jvm()
     except Exception:  # noqa: BLE001 (no debezium extra or no Java: the figure is left out)
         return None
-    java = jpype.JClass
-    system = java("java.lang.ClassLoader").getSystemClassLoader()
-    loader = java("java.net.URLClassLoader")([java("java.net.URL")(Path(j).resolve().as_uri())
-                                              for j in janino_jars()], system)
-    compiler = java("org.codehaus.janino.SimpleCompiler", loader=loader)()
-    compiler.setParentClassLoader(system)
-    compiler.cook(CONVERTER_LOOP)
-    loop = java(compiler.getClassLoader().loadClass("bench.ConverterLoop"))
+    loop = compile_java(CONVERTER_LOOP, "bench.ConverterLoop")
     values = [value.encode() for _, _, value in InventoryEvents(seed=3, prefix=prefix).events(events) if value]
     blob = jpype.JArray(jpype.JByte)(b"".join(values))
     lengths = jpype.JArray(jpype.JByte)(b"".join(len(v).to_bytes(4, "big") for v in values))

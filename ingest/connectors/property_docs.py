@@ -7,7 +7,6 @@ that are out of date (exit 1), as tests/unit/test_properties.py does.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import sys
 from collections.abc import Iterable
@@ -55,15 +54,14 @@ def table(fields: FieldSet) -> str:
         default = "required" if spec.required else f"`{spec.show(spec.default)}`" if spec.show(spec.default) else ""
         lines.append(f"| `{spec.name}` | {default} | {_notes(spec)} |")
     ignored = [spec.name for spec in fields if spec.ignored]
-    refused = [spec.name for spec in fields if spec.unsupported]
+    refused_fields = [spec for spec in fields if spec.unsupported]
+    refused = [spec.name for spec in refused_fields]
     if ignored:
         lines += ["", f"Accepted and ignored (Kafka Connect's own settings, or without effect here): {_code(ignored)}."]
     if refused:
         # a declared property is accepted even where a refused pattern covers it (signal.data.collection, signal.*)
-        declared = [spec.name for spec in fields.used()]
-        apart = (" apart from the properties declared above" if any(fnmatch.fnmatchcase(name, pattern)
-                                                                   for name in declared for pattern in refused)
-                 else "")
+        covered = any(refusal.covers(spec.name) for spec in fields.used() for refusal in refused_fields)
+        apart = " apart from the properties declared above" if covered else ""
         lines += ["", f"Refused{apart} (Debezium features lakecdc does not support yet): {_code(refused)}."]
     return "\n".join(lines) + "\n"
 

@@ -72,23 +72,31 @@ def janino_jars() -> list[str]:
                        f"installation), found in none of {', '.join(str(p) for p in places)}")
 
 
+def compile_java(source: str, class_name: str) -> Any:
+    """The class `class_name` of the Java `source`, compiled with Janino (the JVM must be running); its parent class
+    loader is the system one, where Debezium's and Kafka Connect's classes are. Raises jpype.JException."""
+    import jpype
+
+    java = jpype.JClass
+    urls = [Path(jar).resolve().as_uri() for jar in janino_jars()]
+    system = java("java.lang.ClassLoader").getSystemClassLoader()
+    loader = java("java.net.URLClassLoader")([java("java.net.URL")(url) for url in urls], system)
+    compiler = java("org.codehaus.janino.SimpleCompiler", loader=loader)()
+    compiler.setParentClassLoader(system)
+    compiler.cook(source)
+    return java(compiler.getClassLoader().loadClass(class_name))
+
+
 def event_columns_class() -> Any:
     """lakecdc.EventColumns, compiled once per process (the JVM must be running)."""
     with _compile_lock:
         if "class" not in _compiled:
             import jpype
 
-            java = jpype.JClass
-            urls = [Path(jar).resolve().as_uri() for jar in janino_jars()]
-            system = java("java.lang.ClassLoader").getSystemClassLoader()
-            loader = java("java.net.URLClassLoader")([java("java.net.URL")(url) for url in urls], system)
-            compiler = java("org.codehaus.janino.SimpleCompiler", loader=loader)()
-            compiler.setParentClassLoader(system)   # where Debezium's and Kafka Connect's classes are
             try:
-                compiler.cook(JAVA_SOURCE.read_text())
+                _compiled["class"] = compile_java(JAVA_SOURCE.read_text(), JAVA_CLASS)
             except jpype.JException as exc:
                 raise LakecdcError(f"the Debezium engine's decoder does not compile: {exc.getMessage()}") from None
-            _compiled["class"] = java(compiler.getClassLoader().loadClass(JAVA_CLASS))
         return _compiled["class"]
 
 
