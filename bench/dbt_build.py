@@ -8,8 +8,10 @@ Needs LAKECDC_PG_DSN (`scripts/services.sh up`). Per run: a fresh PostgreSQL dat
 a project made by `lakecdc init`, the snapshot landed (`lakecdc run --until-caught-up`), `schema rebuild`,
 `generate`, then the timed first `lakecdc dbt build`; then CHANGES changes per table (60% updates, 20% deletes,
 20% inserts), landed, and the timed incremental `lakecdc dbt build`. For each build it prints the wall-clock time
-and, from dbt's run_results.json, the time in silver models, in tests, and the slowest node. There is no peer
-here: no other tool builds silver from Debezium events with dbt. Medians over runs, with the load average.
+and, from dbt's run_results.json, the time in silver models, in tests, and the slowest node, and from the build's
+own dbt log (logs/first, logs/incremental in the project) how many statements went to the engine and the seconds
+they took (both summed over dbt's threads, so they can exceed the wall-clock time). There is no peer here: no
+other tool builds silver from Debezium events with dbt. Medians over runs, with the load average.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -99,14 +102,24 @@ def lakecdc(folder: Path, env: dict[str, str], *args: str) -> float:
     return time.perf_counter() - started
 
 
-def where_the_time_goes(folder: Path) -> dict[str, float | str]:
+def build(folder: Path, env: dict[str, str], name: str) -> float:
+    """A timed `lakecdc dbt build` whose dbt log goes to logs/<name> (where_the_time_goes counts its statements)."""
+    return lakecdc(folder, env, "dbt", "build", "--log-path", str(folder / "logs" / name))
+
+
+def where_the_time_goes(folder: Path, name: str) -> dict[str, float | str]:
+    """From dbt's run_results.json: the time in models and in tests (summed over dbt's threads), the slowest model;
+    from the build's log: the statements sent to the engine and the seconds they took (summed likewise)."""
     results = json.loads((folder / "target" / "run_results.json").read_text())["results"]
     models = [r for r in results if r["unique_id"].startswith("model.")]
     tests = [r for r in results if r["unique_id"].startswith("test.")]
     slowest = max(models, key=lambda r: r["execution_time"])
+    statements = [float(m.group(1)) for log in sorted((folder / "logs" / name).glob("dbt.log*"))
+                  for m in re.finditer(r"SQL status: \S+ in ([0-9.]+) seconds", log.read_text(errors="replace"))]
     return {"models_s": sum(r["execution_time"] for r in models),
             "tests_s": sum(r["execution_time"] for r in tests), "nodes": len(results),
-            "slowest": f"{slowest['unique_id'].split('.')[-1]} {slowest['execution_time']:.2f} s"}
+            "slowest": f"{slowest['unique_id'].split('.')[-1]} {slowest['execution_time']:.2f} s",
+            "statements": len(statements), "statements_s": sum(statements)}
 
 
 def one_run(dsn: str, tables: int, rows: int, changes: int, keep: bool = False) -> dict[str, float]:
@@ -121,16 +134,18 @@ def one_run(dsn: str, tables: int, rows: int, changes: int, keep: bool = False) 
         lakecdc(folder, env, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
         lakecdc(folder, env, "schema", "rebuild", "--source", SOURCE)
         lakecdc(folder, env, "generate", "--source", SOURCE)
-        first = lakecdc(folder, env, "dbt", "build")
-        first_parts = where_the_time_goes(folder)
+        first = build(folder, env, "first")
+        first_parts = where_the_time_goes(folder, "first")
         change(db, tables, rows, changes)
         lakecdc(folder, env, "run", "--source", SOURCE, "--until-caught-up", "--quiet")
-        second = lakecdc(folder, env, "dbt", "build")
-        second_parts = where_the_time_goes(folder)
+        second = build(folder, env, "incremental")
+        second_parts = where_the_time_goes(folder, "incremental")
         print(f"  first build {first:6.1f} s (models {first_parts['models_s']:.1f} s, tests "
-              f"{first_parts['tests_s']:.1f} s, {first_parts['nodes']} nodes, slowest {first_parts['slowest']})")
+              f"{first_parts['tests_s']:.1f} s, {first_parts['nodes']} nodes, slowest {first_parts['slowest']}; "
+              f"{first_parts['statements']} engine statements, {first_parts['statements_s']:.1f} s)")
         print(f"  incremental {second:6.1f} s (models {second_parts['models_s']:.1f} s, tests "
-              f"{second_parts['tests_s']:.1f} s, slowest {second_parts['slowest']})", flush=True)
+              f"{second_parts['tests_s']:.1f} s, slowest {second_parts['slowest']}; "
+              f"{second_parts['statements']} engine statements, {second_parts['statements_s']:.1f} s)", flush=True)
         return {"first": first, "incremental": second}
 
 

@@ -46,12 +46,15 @@
 {% endmacro %}
 
 {#- on-run-start (dbt_project.yml): the target schema's state table exists before models run at the same time
-    (their own "create if not exists" would race to create it). -#}
+    (their own "create if not exists" would race to create it), and so does the work schema (lakecdc_work_table
+    writes its tables there without asking for it once per model). -#}
 {% macro lakecdc_on_run_start() %}
-  {%- if execute and lakecdc.lakecdc_table_format() == 'delta' -%}
-    {%- set state = lakecdc.lakecdc_state_relation(target.schema) -%}
-    {%- do adapter.create_schema(state) -%}
-    {%- do lakecdc.lakecdc_ensure_state(state) -%}
+  {%- if execute -%}
+    {%- if lakecdc.lakecdc_table_format() == 'delta' -%}
+      {%- set state = lakecdc.lakecdc_state_relation(target.schema) -%}
+      {%- do adapter.create_schema(state) -%}
+      {%- do lakecdc.lakecdc_ensure_state(state) -%}
+    {%- endif -%}
     {%- call statement('lakecdc_work_schema') -%}create schema if not exists {{ var('lakecdc_work_schema', 'lakecdc_work') }}{%- endcall -%}
   {%- endif -%}
 {% endmacro %}
@@ -309,11 +312,11 @@
   {%- endcall -%}
 {% endmacro %}
 
-{#- (Re)write the work table `identifier` in the work schema (var lakecdc_work_schema) as `select_sql`. -#}
+{#- (Re)write the work table `identifier` in the work schema (var lakecdc_work_schema, made by lakecdc_on_run_start)
+    as `select_sql`. -#}
 {% macro lakecdc_work_table(identifier, select_sql) %}
-  {%- set work_schema = var('lakecdc_work_schema', 'lakecdc_work') -%}
-  {%- set work = api.Relation.create(schema=work_schema, identifier=identifier, type='table') -%}
-  {%- call statement('lakecdc_work_schema') -%}create schema if not exists {{ work_schema }}{%- endcall -%}
+  {%- set work = api.Relation.create(schema=var('lakecdc_work_schema', 'lakecdc_work'), identifier=identifier,
+                                     type='table') -%}
   {%- do lakecdc.lakecdc_replace_table(work, select_sql, 'lakecdc_stage', lakecdc.lakecdc_location(work)) -%}
   {{ return(work) }}
 {% endmacro %}

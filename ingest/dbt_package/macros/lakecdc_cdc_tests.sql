@@ -2,7 +2,7 @@
 
 {#- Keys are unique among current rows (silver current: not soft-deleted; history: is_current). -#}
 {% test lakecdc_unique_current(model, keys, current_flag=none) %}
-  {%- set cols = adapter.get_columns_in_relation(model) | map(attribute='name') | list -%}
+  {%- set cols = lakecdc.lakecdc_column_names(model) -%}
   select {% for k in keys %}{{ lakecdc.lakecdc_ident(k) }}, {% endfor %}count(*) as n
   from {{ model }}
   where true

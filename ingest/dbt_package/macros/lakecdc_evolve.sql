@@ -2,7 +2,8 @@
   Schema evolution without a full refresh, in ONE place per engine.
 
   lakecdc.lakecdc_table_columns(relation) -> [{name, type}] read from the data itself (Sail's DESCRIBE can lag
-      behind a schema-evolving MERGE, so the table is queried instead).
+      behind a schema-evolving MERGE, so the table is queried instead); lakecdc.lakecdc_column_names(relation)
+      the names alone, in one query where that is all a caller needs.
   lakecdc.lakecdc_evolve_schema(relation, desired) adds missing columns and widens widened ones; columns the
       table has but `desired` lacks are kept (dropped source columns stop being filled). Returns the table's
       columns (lakecdc_table_columns) when it left the table as it was, none when it changed it.
@@ -11,9 +12,15 @@
   Widening rewrites the table from itself (CREATE OR REPLACE ... AS SELECT with casts) on every engine.
 -#}
 
+{#- The relation's column names, in order: one query of no rows (no types; lakecdc_table_columns has them). -#}
+{% macro lakecdc_column_names(relation) %}
+  {%- if not execute -%}{{ return([]) }}{%- endif -%}
+  {{ return(run_query('select * from ' ~ relation ~ ' limit 0').column_names | list) }}
+{% endmacro %}
+
 {% macro lakecdc_table_columns(relation) %}
   {%- if not execute -%}{{ return([]) }}{%- endif -%}
-  {%- set names = run_query('select * from ' ~ relation ~ ' limit 0').column_names -%}
+  {%- set names = lakecdc.lakecdc_column_names(relation) -%}
   {%- set query -%}
     select {% for n in names %}typeof(__t.{{ lakecdc.lakecdc_ident(n) }}){% if not loop.last %}, {% endif %}{% endfor %}
     from (select 1 as __one) __o left join (select * from {{ relation }} limit 1) __t on true

@@ -177,7 +177,7 @@
     adds and widens the columns. `ignored`: the fields generate gave no column (their names cannot be one). -#}
 {% test lakecdc_mongodb_fields(model, ignored=[]) %}
   {%- set own = ['_id', '_id_value', '_document', '_op', '_seq', '_source_ts', '_is_deleted', '_deleted_at'] -%}
-  {%- set columns = adapter.get_columns_in_relation(model) | map(attribute='name') | list -%}
+  {%- set columns = lakecdc.lakecdc_column_names(model) -%}
   {%- set fields = columns | reject('in', own) | list -%}
   {#- array_except, not a lambda: Sail 0.7 cannot resolve a column inside a lambda in a filter -#}
   select _id, _document

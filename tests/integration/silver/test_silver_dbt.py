@@ -490,3 +490,24 @@ def test_a_table_without_a_key_gets_a_changelog(engine, warehouse: Path, tmp_pat
     (silver / "inv__nokey.sql").write_text(silver_sql(captured_tables(spark, "inv")[0], "inv__nokey", "current"))
     with pytest.raises(AssertionError, match="shop.public.nokey has no primary key"):
         run_dbt(engine, project, "build", "--select", "inv__nokey")
+
+
+def test_unique_current_leaves_soft_deleted_rows_out(engine, warehouse: Path, tmp_path: Path):
+    """lakecdc_unique_current counts a key's rows that are not soft-deleted where the table has `_is_deleted`
+    (it reads the table's column names to know), and every row where it has none."""
+    spark = engine.spark
+    spark.sql("create schema if not exists silver")
+    for name, rows, columns in (("soft_dupes", "(1, false), (1, true), (2, false)", "id, _is_deleted"),
+                                ("dupes", "(1, 'a'), (1, 'b'), (2, 'c')", "id, name")):
+        spark.sql(f"create table silver.{name} using delta location '{warehouse / 'silver' / name}' "
+                  f"as select * from values {rows} as t({columns})")
+    project = make_project(tmp_path, warehouse)
+    (project / "models" / "sources.yml").write_text(
+        "version: 2\nsources:\n  - name: s\n    schema: silver\n    tables:\n"
+        + "".join(f"      - name: {name}\n        data_tests:\n"
+                  "          - lakecdc.lakecdc_unique_current:\n              arguments:\n                keys: [id]\n"
+                  for name in ("soft_dupes", "dupes")))
+    run_dbt(engine, project, "test", "--select", "source:s.soft_dupes")
+    with pytest.raises(AssertionError, match="dbt test --select source:s.dupes failed"):
+        run_dbt(engine, project, "test", "--select", "source:s.dupes")
+    assert "lakecdc_unique_current_s_dupes_id" in (project / "target" / "run_results.json").read_text()
