@@ -5,7 +5,8 @@
 
   lakecdc.lakecdc_table_spec(source, table_id, mongodb_fields=none) -> {keys: [{name, type, expr}], columns: [{name,
       type, expr, toast}]}; a MongoDB collection's fields come from its generated models (lakecdc_mongodb.sql), and
-      its spec brings the events it reads (events_sql) and its _unavailable expression (unavailable)
+      its spec brings the events it reads (events_sql) and its _unavailable expression (unavailable). Read once
+      per table and dbt invocation (lakecdc_read_table_spec reads it).
   lakecdc.lakecdc_staging(source, table_id, mongodb_fields=none) -> SELECT of one row per change event (tombstones left out) with the
       key columns, the value columns (after image, before image for deletes), _unavailable (names of columns
       holding the unavailable-value placeholder), _op, _seq, _source_ts, _ts, _batch_id, _key_json, _lsn.
@@ -181,7 +182,25 @@
   {{ return(none) }}
 {% endmacro %}
 
+{#- The spec is read once per table and dbt invocation: the staging model's compilation and the current and
+    history materializations share it (three reads of the same bronze rows before, about 0.15 s of engine
+    statements and Jinja each; and the materializations now use the very spec the staging SQL they run was
+    compiled from, even when bronze gets a new schema while dbt runs). It is kept in dbt's `graph` (one
+    dictionary for the whole invocation), under the invocation's id. -#}
 {% macro lakecdc_table_spec(source_name, table_id, mongodb_fields=none) %}
+  {%- if not execute -%}
+    {{ return(lakecdc.lakecdc_read_table_spec(source_name, table_id, mongodb_fields)) }}
+  {%- endif -%}
+  {%- if 'lakecdc_specs' not in graph -%}{%- do graph.update({'lakecdc_specs': {}}) -%}{%- endif -%}
+  {%- set specs = graph['lakecdc_specs'] -%}
+  {%- set key = [invocation_id, source_name, table_id, mongodb_fields] | tojson -%}
+  {%- if key not in specs -%}
+    {%- do specs.update({key: lakecdc.lakecdc_read_table_spec(source_name, table_id, mongodb_fields)}) -%}
+  {%- endif -%}
+  {{ return(specs[key]) }}
+{% endmacro %}
+
+{% macro lakecdc_read_table_spec(source_name, table_id, mongodb_fields=none) %}
   {%- if mongodb_fields is not none -%}
     {{ return(lakecdc.lakecdc_mongodb_spec(source_name, table_id, mongodb_fields)) }}
   {%- endif -%}

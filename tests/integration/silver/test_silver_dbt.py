@@ -511,3 +511,25 @@ def test_unique_current_leaves_soft_deleted_rows_out(engine, warehouse: Path, tm
     with pytest.raises(AssertionError, match="dbt test --select source:s.dupes failed"):
         run_dbt(engine, project, "test", "--select", "source:s.dupes")
     assert "lakecdc_unique_current_s_dupes_id" in (project / "target" / "run_results.json").read_text()
+
+
+def test_a_tables_spec_is_read_once_per_build(engine, warehouse: Path, tmp_path: Path):
+    """The staging model, the current and the history model of a table share one read of its spec per dbt
+    invocation (lakecdc_table_spec): one schema registry query per table in a build's log, and again one in the
+    next build, which sees the schema bronze has by then."""
+    spark = engine.spark
+    v1, v2 = [("id", INT32), ("name", STRING)], [("id", INT32), ("name", STRING), ("note", STRING)]
+    b = Bronze(spark, warehouse)
+    b.land([b.event(T, "c", {"id": 1}, None, {"id": 1, "name": "a"}, KEYS, v1)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+
+    def registry_reads() -> int:   # in dbt's log of the project's builds so far
+        return sum(log.read_text().count("select u.kind, s.schema_id") for log in (project / "logs").glob("dbt.log*"))
+
+    run_dbt(engine, project, "build")
+    assert registry_reads() == 1
+    b.land([b.event(T, "u", {"id": 1}, None, {"id": 1, "name": "b", "note": "n"}, KEYS, v2)])
+    run_dbt(engine, project, "build")
+    assert registry_reads() == 2
+    assert [(r["id"], r["name"], r["note"]) for r in _rows(spark, "silver.inv__items")] == [(1, "b", "n")]
