@@ -182,22 +182,28 @@
   {{ return(none) }}
 {% endmacro %}
 
+{#- What lakecdc reads of bronze once per dbt invocation (a table's spec, a source's schema history): a dictionary
+    kept in dbt's `graph`, which is one object for the whole invocation, under the invocation's id. -#}
+{% macro lakecdc_invocation_cache() %}
+  {%- set key = 'lakecdc_cache_' ~ invocation_id -%}
+  {%- if key not in graph -%}{%- do graph.update({key: {}}) -%}{%- endif -%}
+  {{ return(graph[key]) }}
+{% endmacro %}
+
 {#- The spec is read once per table and dbt invocation: the staging model's compilation and the current and
     history materializations share it (three reads of the same bronze rows before, about 0.15 s of engine
     statements and Jinja each; and the materializations now use the very spec the staging SQL they run was
-    compiled from, even when bronze gets a new schema while dbt runs). It is kept in dbt's `graph` (one
-    dictionary for the whole invocation), under the invocation's id. -#}
+    compiled from, even when bronze gets a new schema while dbt runs). -#}
 {% macro lakecdc_table_spec(source_name, table_id, mongodb_fields=none) %}
   {%- if not execute -%}
     {{ return(lakecdc.lakecdc_read_table_spec(source_name, table_id, mongodb_fields)) }}
   {%- endif -%}
-  {%- if 'lakecdc_specs' not in graph -%}{%- do graph.update({'lakecdc_specs': {}}) -%}{%- endif -%}
-  {%- set specs = graph['lakecdc_specs'] -%}
-  {%- set key = [invocation_id, source_name, table_id, mongodb_fields] | tojson -%}
-  {%- if key not in specs -%}
-    {%- do specs.update({key: lakecdc.lakecdc_read_table_spec(source_name, table_id, mongodb_fields)}) -%}
+  {%- set cache = lakecdc.lakecdc_invocation_cache() -%}
+  {%- set key = ['spec', source_name, table_id, mongodb_fields] | tojson -%}
+  {%- if key not in cache -%}
+    {%- do cache.update({key: lakecdc.lakecdc_read_table_spec(source_name, table_id, mongodb_fields)}) -%}
   {%- endif -%}
-  {{ return(specs[key]) }}
+  {{ return(cache[key]) }}
 {% endmacro %}
 
 {% macro lakecdc_read_table_spec(source_name, table_id, mongodb_fields=none) %}
@@ -440,10 +446,17 @@
          or adapter.get_relation(database=none, schema=changes.schema, identifier=changes.identifier) is none -%}
     {{ return(plain) }}
   {%- endif -%}
-  {%- set rows = run_query("select h.table_id, h.valid_from_seq, h.statement_index, h.change_kind, h.previous_table_id, "
-                           ~ "coalesce(max(c.ts_ms), 0), coalesce(max(c.batch_id), 0) from " ~ history ~ " h left join "
-                           ~ changes ~ " c on c.seq = h.valid_from_seq where h.change_kind in ('CREATE', 'ALTER', 'DROP') "
-                           ~ "group by 1, 2, 3, 4, 5 order by 2, 3").rows -%}
+  {#- the source's CREATE, ALTER and DROP rows, read once per dbt invocation for all its tables -#}
+  {%- set cache = lakecdc.lakecdc_invocation_cache() -%}
+  {%- set key = ['lineage', source_name] | tojson -%}
+  {%- if key not in cache -%}
+    {%- do cache.update({key: run_query(
+          "select h.table_id, h.valid_from_seq, h.statement_index, h.change_kind, h.previous_table_id, "
+          ~ "coalesce(max(c.ts_ms), 0), coalesce(max(c.batch_id), 0) from " ~ history ~ " h left join "
+          ~ changes ~ " c on c.seq = h.valid_from_seq where h.change_kind in ('CREATE', 'ALTER', 'DROP') "
+          ~ "group by 1, 2, 3, 4, 5 order by 2, 3").rows}) -%}
+  {%- endif -%}
+  {%- set rows = cache[key] -%}
   {%- set truncates = [] -%}
   {%- set segments = [] -%}
   {%- for r in rows if r[0] == table_id and (r[3] == 'DROP' or (r[4] and r[4] != r[0])) -%}
