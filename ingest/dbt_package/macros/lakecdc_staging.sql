@@ -5,8 +5,7 @@
 
   lakecdc.lakecdc_table_spec(source, table_id, mongodb_fields=none) -> {keys: [{name, type, expr}], columns: [{name,
       type, expr, toast}]}; a MongoDB collection's fields come from its generated models (lakecdc_mongodb.sql), and
-      its spec brings the events it reads (events_sql) and its _unavailable expression (unavailable). Read once
-      per table and dbt invocation (lakecdc_read_table_spec reads it).
+      its spec brings the events it reads (events_sql) and its _unavailable expression (unavailable)
   lakecdc.lakecdc_staging(source, table_id, mongodb_fields=none) -> SELECT of one row per change event (tombstones left out) with the
       key columns, the value columns (after image, before image for deletes), _unavailable (names of columns
       holding the unavailable-value placeholder), _op, _seq, _source_ts, _ts, _batch_id, _key_json, _lsn.
@@ -182,31 +181,17 @@
   {{ return(none) }}
 {% endmacro %}
 
-{#- What lakecdc reads of bronze once per dbt invocation (a table's spec, a source's schema history): a dictionary
-    kept in dbt's `graph`, which is one object for the whole invocation, under the invocation's id. -#}
+{#- What lakecdc reads of bronze once per dbt invocation (a source's schema history rows, which only `lakecdc schema`
+    commands write): a dictionary kept in dbt's `graph`, which is one object for the whole invocation, under the
+    invocation's id. Not a table's spec: its schemas can grow while dbt runs, and a spec older than the rows a
+    materialization merges would leave a new column's values out without an error. -#}
 {% macro lakecdc_invocation_cache() %}
   {%- set key = 'lakecdc_cache_' ~ invocation_id -%}
   {%- if key not in graph -%}{%- do graph.update({key: {}}) -%}{%- endif -%}
   {{ return(graph[key]) }}
 {% endmacro %}
 
-{#- The spec is read once per table and dbt invocation: the staging model's compilation and the current and
-    history materializations share it (three reads of the same bronze rows before, about 0.15 s of engine
-    statements and Jinja each; and the materializations now use the very spec the staging SQL they run was
-    compiled from, even when bronze gets a new schema while dbt runs). -#}
 {% macro lakecdc_table_spec(source_name, table_id, mongodb_fields=none) %}
-  {%- if not execute -%}
-    {{ return(lakecdc.lakecdc_read_table_spec(source_name, table_id, mongodb_fields)) }}
-  {%- endif -%}
-  {%- set cache = lakecdc.lakecdc_invocation_cache() -%}
-  {%- set key = ['spec', source_name, table_id, mongodb_fields] | tojson -%}
-  {%- if key not in cache -%}
-    {%- do cache.update({key: lakecdc.lakecdc_read_table_spec(source_name, table_id, mongodb_fields)}) -%}
-  {%- endif -%}
-  {{ return(cache[key]) }}
-{% endmacro %}
-
-{% macro lakecdc_read_table_spec(source_name, table_id, mongodb_fields=none) %}
   {%- if mongodb_fields is not none -%}
     {{ return(lakecdc.lakecdc_mongodb_spec(source_name, table_id, mongodb_fields)) }}
   {%- endif -%}
