@@ -521,4 +521,3 @@ def test_unique_current_leaves_soft_deleted_rows_out(engine, warehouse: Path, tm
     with pytest.raises(AssertionError, match="dbt test --select source:s.dupes failed"):
         run_dbt(engine, project, "test", "--select", "source:s.dupes")
     assert "lakecdc_unique_current_s_dupes_id" in (project / "target" / "run_results.json").read_text()
-
