@@ -8,7 +8,7 @@
   default var lakecdc_delete_mode, hard), lakecdc_mongodb_fields (a MongoDB collection's fields, lakecdc_mongodb.sql).
 
   Incremental runs pick up bronze rows of batches after the model's watermark (table lakecdc_state in
-  the model's schema). For every key those rows touch, the state is recomputed from ALL bronze events
+  the model's schema), up to the invocation's bound of the source (lakecdc_bronze_bound). For every key those rows touch, the state is recomputed from ALL bronze events
   of that key: so late, duplicated and replayed deliveries converge to the same result as a full
   refresh, an older event never wins over a newer one, and TOAST placeholders take the latest available
   value. A truncate (op t) deletes / closes every row older than it. No new rows: no statement at all,
@@ -78,7 +78,8 @@
     {%- set b64 = var('lakecdc_unavailable_placeholder_base64', 'X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==') -%}
     {%- set carry = run_query("select 1 from " ~ lakecdc.lakecdc_bronze_relation(source_name, 'events') ~ " e where "
                               ~ spec['lineage']['filter'] ~ " and e.op = 'c' and (" ~ spec['lineage']['batch']
-                              ~ ") > " ~ watermark ~ " and get_json_object(e.value, '$.source.lsn') is not null"
+                              ~ ") > " ~ watermark ~ lakecdc.lakecdc_bound_filter(spec)
+                              ~ " and get_json_object(e.value, '$.source.lsn') is not null"
                               ~ " and (instr(e.value, " ~ lakecdc.lakecdc_lit(p) ~ ") > 0 or instr(e.value, "
                               ~ lakecdc.lakecdc_lit(b64) ~ ") > 0) limit 1").rows -%}
   {%- endif -%}

@@ -82,7 +82,7 @@
                    removedFields) and truncated arrays
     No lambda function over a column on the way to _unavailable: Sail 0.7 fails to resolve one in a filter pushed
     down to the scan (`size(_unavailable) > 0`), so names are matched with array_except and string functions. -#}
-{% macro lakecdc_mongodb_events(source_name, lineage) -%}
+{% macro lakecdc_mongodb_events(source_name, lineage, bound) -%}
   {%- set empty = "cast(array() as array<string>)" -%}
   {%- set sep = "chr(1)" -%}
   select e.*,
@@ -117,6 +117,7 @@
           map_keys(from_json(get_json_object(e.value, '$.patch'), 'map<string,string>')) as __patch_keys
         from {{ lakecdc.lakecdc_bronze_relation(source_name, 'events') }} e
         where {{ lineage['filter'] }} and e.op is not null
+          {%- if bound is not none %} and ({{ lineage['batch'] }}) <= {{ bound }}{% endif %}
       ) e
     ) e
   ) e
@@ -127,6 +128,7 @@
     keep a dict's order). -#}
 {% macro lakecdc_mongodb_spec(source_name, table_id, fields) %}
   {%- set pairs = fields.items() | list if fields is mapping else fields -%}
+  {%- set bound = lakecdc.lakecdc_bronze_bound(source_name) if execute else none -%}
   {%- set lineage = lakecdc.lakecdc_lineage(source_name, table_id) -%}
   {%- set id_text = "get_json_object(e.key, '$.id')" -%}
   {%- set ns = namespace(id_type='string') -%}
@@ -153,7 +155,8 @@
          else cast(array() as array<string>) end
   {%- endset -%}
   {{ return({'keys': keys, 'columns': columns, 'found': true, 'renames': {}, 'lineage': lineage, 'mongodb': true,
-             'events_sql': lakecdc.lakecdc_mongodb_events(source_name, lineage), 'unavailable': unavailable}) }}
+             'events_sql': lakecdc.lakecdc_mongodb_events(source_name, lineage, bound), 'unavailable': unavailable,
+             'bound': bound}) }}
 {% endmacro %}
 
 {#- Has `lakecdc generate` changed the type of a column the existing silver table has? Then the materializations

@@ -181,17 +181,63 @@
   {{ return(none) }}
 {% endmacro %}
 
-{#- What lakecdc reads of bronze once per dbt invocation (a source's schema history rows, which only `lakecdc schema`
-    commands write): a dictionary kept in dbt's `graph`, which is one object for the whole invocation, under the
-    invocation's id. Not a table's spec: its schemas can grow while dbt runs, and a spec older than the rows a
-    materialization merges would leave a new column's values out without an error. -#}
+{#- What lakecdc reads of bronze once per dbt invocation: a source's bronze bound (lakecdc_bronze_bound), its schema
+    history rows (which only `lakecdc schema` commands write) and each table's spec. A dictionary kept in dbt's
+    `graph`, which is one object for the whole invocation, under the invocation's id (an earlier invocation's
+    entry, in a process that runs dbt again on the same manifest, is dropped). Values go in with setdefault: two
+    threads that read the same thing at once both use the first one stored. -#}
 {% macro lakecdc_invocation_cache() %}
   {%- set key = 'lakecdc_cache_' ~ invocation_id -%}
-  {%- if key not in graph -%}{%- do graph.update({key: {}}) -%}{%- endif -%}
+  {%- if key not in graph -%}
+    {%- for old in graph.keys() | list if old.startswith('lakecdc_cache_') and old != key -%}{%- do graph.pop(old, none) -%}{%- endfor -%}
+    {%- do graph.setdefault(key, {}) -%}
+  {%- endif -%}
   {{ return(graph[key]) }}
 {% endmacro %}
 
+{#- The source's last bronze batch when the dbt invocation first asked (one read per source and invocation; the
+    highest batch of its events and of its schema changes: a batch of DDL alone has no events): every model of
+    the invocation reads the source's bronze up to it (_batch_id <= bound), so the tables' specs, the staging SQL
+    compiled from them and the rows the materializations merge all describe the same bronze, and the silver
+    tables of one build agree on one batch of each source. Batches landed while dbt runs wait for the next build.
+    Read before any spec: bronze commits a batch's schemas first, then its schema changes, then its events, so a
+    spec read after the bound knows every schema the rows up to it use. -1: nothing landed yet. -#}
+{% macro lakecdc_bronze_bound(source_name) %}
+  {%- set cache = lakecdc.lakecdc_invocation_cache() -%}
+  {%- set key = ['bound', source_name] | tojson -%}
+  {%- if key not in cache -%}
+    {%- set query = "select max(batch_id) as b from " ~ lakecdc.lakecdc_bronze_relation(source_name, 'events') -%}
+    {%- set changes = lakecdc.lakecdc_bronze_relation(source_name, 'schema_changes') -%}
+    {%- if adapter.get_relation(database=none, schema=changes.schema, identifier=changes.identifier) is not none -%}
+      {%- set query = "select max(b) from (" ~ query ~ " union all select max(batch_id) as b from " ~ changes ~ ") __b" -%}
+    {%- endif -%}
+    {%- set value = run_query(query).rows[0][0] -%}
+    {%- do cache.setdefault(key, -1 if value is none else value | int) -%}
+  {%- endif -%}
+  {{ return(cache[key]) }}
+{% endmacro %}
+
+{#- SQL: ` and <the event's batch> <= <the spec's bound>` over bronze events `e` ('' before execution, where a spec
+    has no bound). -#}
+{% macro lakecdc_bound_filter(spec) -%}
+  {%- if spec.get('bound') is not none %} and ({{ spec['lineage']['batch'] }}) <= {{ spec['bound'] }}{% endif -%}
+{%- endmacro %}
+
+{#- A table's spec, read once per dbt invocation (lakecdc_read_table_spec reads it): its staging model's
+    compilation and its current and history materializations use the same one, bounded like their rows. -#}
 {% macro lakecdc_table_spec(source_name, table_id, mongodb_fields=none) %}
+  {%- if not execute -%}
+    {{ return(lakecdc.lakecdc_read_table_spec(source_name, table_id, mongodb_fields)) }}
+  {%- endif -%}
+  {%- set cache = lakecdc.lakecdc_invocation_cache() -%}
+  {%- set key = ['spec', source_name, table_id, mongodb_fields] | tojson -%}
+  {%- if key not in cache -%}
+    {%- do cache.setdefault(key, lakecdc.lakecdc_read_table_spec(source_name, table_id, mongodb_fields)) -%}
+  {%- endif -%}
+  {{ return(cache[key]) }}
+{% endmacro %}
+
+{% macro lakecdc_read_table_spec(source_name, table_id, mongodb_fields=none) %}
   {%- if mongodb_fields is not none -%}
     {{ return(lakecdc.lakecdc_mongodb_spec(source_name, table_id, mongodb_fields)) }}
   {%- endif -%}
@@ -199,6 +245,7 @@
     {{ return({'keys': [], 'columns': [], 'found': false, 'renames': {},
                'lineage': lakecdc.lakecdc_lineage(source_name, table_id)}) }}
   {%- endif -%}
+  {%- set bound = lakecdc.lakecdc_bronze_bound(source_name) -%}
   {%- set lineage = lakecdc.lakecdc_lineage(source_name, table_id) -%}
   {%- set renames = {} -%}
   {%- set history_rows = lakecdc.lakecdc_history_rows(source_name, table_id) -%}
@@ -212,10 +259,10 @@
     select u.kind, s.schema_id, max(s.schema) as schema, min(s.first_seq) as first_seq
     from {{ schemas }} s
     join (select distinct 'value' as kind, value_schema_id as id from {{ events }} e
-          where {{ lineage['filter'] }} and value_schema_id is not null
+          where {{ lineage['filter'] }} and value_schema_id is not null and ({{ lineage['batch'] }}) <= {{ bound }}
           union
           select distinct 'key' as kind, key_schema_id as id from {{ events }} e
-          where {{ lineage['filter'] }} and key_schema_id is not null) u
+          where {{ lineage['filter'] }} and key_schema_id is not null and ({{ lineage['batch'] }}) <= {{ bound }}) u
       on s.schema_id = u.id
     group by u.kind, s.schema_id
     order by first_seq, schema_id
@@ -330,7 +377,7 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return({'keys': keys, 'columns': columns, 'found': rows | length > 0, 'renames': renames, 'lineage': lineage,
-             'value_type': value_type, 'key_type': key_type}) }}
+             'value_type': value_type, 'key_type': key_type, 'bound': bound}) }}
 {% endmacro %}
 
 {% macro lakecdc_staging(source_name, table_id, mongodb_fields=none) %}
@@ -391,14 +438,14 @@
       select e.*,
              from_json(e.value, {{ lakecdc.lakecdc_lit('before ' ~ value_type ~ ', after ' ~ value_type) }}) as __v
       from {{ lakecdc.lakecdc_bronze_relation(source_name, 'events') }} e
-      where {{ spec['lineage']['filter'] }} and e.op is not null
+      where {{ spec['lineage']['filter'] }} and e.op is not null{{ lakecdc.lakecdc_bound_filter(spec) }}
     ) e
     {%- endif %}
   ) e
   {#- a DROP TABLE ends every row of the table, as a truncate does: the source sends no delete for them. A table
       created again later fills up from its new events. A table renamed to this name ends the rows of the one
       that had it before (a swap), and brings its own rows (lakecdc_lineage). -#}
-  {%- for d in spec['lineage']['truncates'] %}
+  {%- for d in spec['lineage']['truncates'] if spec.get('bound') is none or d[2] | int <= spec['bound'] %}
   union all
   select
     {%- if with_values %}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ingest.bronze.contract import EVENTS_COLUMNS
 from ingest.engine import register_warehouse_tables
 from ingest.generate.catalog import captured_tables
 from ingest.generate.render import WriteResult, render_source, write_files
@@ -284,10 +285,14 @@ def _write_history(spark, warehouse: Path, rows: list[dict], changes: list[tuple
         spark.sql(f"CREATE TABLE IF NOT EXISTS bronze.{name} USING delta LOCATION '{warehouse}/bronze/{name}'")
 
 
+def _log_count(project: Path, text: str) -> int:
+    """How often `text` occurs in dbt's log of the project's builds so far."""
+    return sum(log.read_text().count(text) for log in (project / "logs").glob("dbt.log*"))
+
+
 def _history_reads(project: Path) -> int:
-    """How often the builds so far read the source's schema history (lakecdc_lineage's query, in dbt's log)."""
-    return sum(log.read_text().count("select h.table_id, h.valid_from_seq")
-               for log in (project / "logs").glob("dbt.log*"))
+    """How often the builds so far read the source's schema history (lakecdc_lineage's query)."""
+    return _log_count(project, "select h.table_id, h.valid_from_seq")
 
 
 def test_dropped_table_ends_in_silver(engine, warehouse: Path, tmp_path: Path):
@@ -521,3 +526,57 @@ def test_unique_current_leaves_soft_deleted_rows_out(engine, warehouse: Path, tm
     with pytest.raises(AssertionError, match="dbt test --select source:s.dupes failed"):
         run_dbt(engine, project, "test", "--select", "source:s.dupes")
     assert "lakecdc_unique_current_s_dupes_id" in (project / "target" / "run_results.json").read_text()
+
+
+def test_a_tables_spec_and_the_bronze_bound_are_read_once_per_build(engine, warehouse: Path, tmp_path: Path):
+    """The staging model, the current and the history model of a table share one read of its spec per dbt
+    invocation, and the source's bronze bound is read once (lakecdc_table_spec, lakecdc_bronze_bound); the next
+    build reads both again and sees the schema bronze has by then."""
+    spark = engine.spark
+    v1, v2 = [("id", INT32), ("name", STRING)], [("id", INT32), ("name", STRING), ("note", STRING)]
+    b = Bronze(spark, warehouse)
+    b.land([b.event(T, "c", {"id": 1}, None, {"id": 1, "name": "a"}, KEYS, v1)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build")
+    spec_and_bound_reads = ("select u.kind, s.schema_id", "select max(batch_id) as b from bronze.inv_events")
+    assert [_log_count(project, text) for text in spec_and_bound_reads] == [1, 1]
+    b.land([b.event(T, "u", {"id": 1}, None, {"id": 1, "name": "b", "note": "n"}, KEYS, v2)])
+    run_dbt(engine, project, "build")
+    assert [_log_count(project, text) for text in spec_and_bound_reads] == [2, 2]
+    assert [(r["id"], r["name"], r["note"]) for r in _rows(spark, "silver.inv__items")] == [(1, "b", "n")]
+
+
+def test_a_batch_landed_while_dbt_runs_waits_for_the_next_build(engine, warehouse: Path, tmp_path: Path):
+    """A batch that bronze commits after the build began (here by the current model's pre-hook, after its spec
+    and staging SQL were made; the batch brings a new column) is not merged by that build: every model reads
+    bronze up to the batch the build's specs saw, and the next build takes the new batch with its new column.
+    Merged with the older spec, the new column's value would be lost and the watermark would pass it."""
+    spark = engine.spark
+    v1, v2 = [("id", INT32), ("name", STRING)], [("id", INT32), ("name", STRING), ("note", STRING)]
+    b = Bronze(spark, warehouse)
+    b.land([b.event(T, "c", {"id": 1}, None, {"id": 1, "name": "a"}, KEYS, v1)])
+    # the late batch, staged in bronze tables of another source name; the hook copies it into the source's tables
+    late = Bronze(spark, warehouse, source="late", batch=b.batch, counter=b.counter, registered=set(b.registered))
+    late_batch = late.land([b.event(T, "u", {"id": 1}, None, {"id": 1, "name": "b", "note": "n"}, KEYS, v2)])
+    columns = ", ".join("'inv'" if name == "source" else f"`{name}`" for name, _ in EVENTS_COLUMNS)
+    hooks = [
+        "insert into bronze.inv_schemas select l.* from bronze.late_schemas l "
+        "left anti join bronze.inv_schemas s on s.schema_id = l.schema_id",
+        f"insert into bronze.inv_events select {columns} from bronze.late_events "
+        f"where (select count(*) from bronze.inv_events where batch_id = {late_batch}) = 0"]
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    model = next((project / "models").rglob("inv__items.sql"))
+    text = model.read_text()
+    assert "schema='silver', " in text
+    model.write_text(text.replace("schema='silver', ", f"schema='silver', pre_hook={json.dumps(hooks)}, ", 1))
+
+    run_dbt(engine, project, "build")
+    assert spark.sql(f"select count(*) from bronze.inv_events where batch_id = {late_batch}").collect()[0][0] == 1
+    assert [(r["id"], r["name"]) for r in _rows(spark, "silver.inv__items")] == [(1, "a")]
+    assert "note" not in _rows(spark, "silver.inv__items")[0]
+    run_dbt(engine, project, "build")
+    assert [(r["id"], r["name"], r["note"]) for r in _rows(spark, "silver.inv__items")] == [(1, "b", "n")]
+    history = _rows(spark, "silver.inv__items_history", "valid_from_seq")
+    assert [(r["name"], r["note"], r["is_current"]) for r in history] == [("a", None, False), ("b", "n", True)]
