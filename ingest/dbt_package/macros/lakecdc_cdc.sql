@@ -28,10 +28,19 @@
   {%- endif -%}
 {% endmacro %}
 
+{#- The state table's watermarks are read once per dbt invocation, for all its models (a model's own row is written
+    only by the model itself, after its read). -#}
 {% macro lakecdc_read_watermark(state, relation) %}
-  {%- set rows = run_query("select max(batch_id) from " ~ state ~ " where model = " ~ lakecdc.lakecdc_lit(relation | string)).rows -%}
-  {%- set value = rows[0][0] if rows else none -%}
-  {{ return(-1 if value is none else value | int) }}
+  {%- set cache = lakecdc.lakecdc_invocation_cache() -%}
+  {%- set key = ['watermarks', state | string] | tojson -%}
+  {%- if key not in cache -%}
+    {%- set marks = {} -%}
+    {%- for r in run_query("select model, max(batch_id) from " ~ state ~ " group by model").rows if r[1] is not none -%}
+      {%- do marks.update({r[0]: r[1] | int}) -%}
+    {%- endfor -%}
+    {%- do cache.setdefault(key, marks) -%}
+  {%- endif -%}
+  {{ return(cache[key].get(relation | string, -1)) }}
 {% endmacro %}
 
 {#- An append, not a MERGE: appends of models built at the same time (dbt threads) do not conflict in Delta, and
@@ -62,13 +71,21 @@
 {#- What the staging rows after `watermark` hold: (row count, max batch, truncate in them?) and all
     truncate seqs of the table (few) in ascending order. `staging_sql`: lakecdc_staging_meta's. -#}
 {% macro lakecdc_new_rows(staging_sql, watermark, spec, source_name) %}
-  {%- set row = run_query("select count(*), max(_batch_id), max(case when _op = 't' then 1 else 0 end) from ("
-                          ~ staging_sql ~ ") __n where _batch_id > " ~ watermark).rows[0] -%}
+  {#- one statement: a summary row of the new rows, then a row per truncate seq (the instant as a number: a
+      timestamp written as text and read back moves by the session time zone's offset in the hour a DST change
+      repeats) -#}
+  {%- set rows = run_query("select 'n' as kind, count(*) as n, max(_batch_id) as max_batch, "
+                           ~ "max(case when _op = 't' then 1 else 0 end) as has_truncate, "
+                           ~ "cast(null as string) as seq, cast(null as bigint) as ts from ("
+                           ~ staging_sql ~ ") __n where _batch_id > " ~ watermark
+                           ~ " union all select 't', null, null, null, _seq, max(unix_micros(_source_ts)) from ("
+                           ~ staging_sql ~ ") __t where _op = 't' group by _seq").rows -%}
+  {%- set summary = rows | selectattr(0, 'equalto', 'n') | first -%}
   {#- creates with unavailable values (primary-key changes, see lakecdc_carry_over): a query of its own, so that
       only creates are read; none to look for without new rows. Over bronze's own rows, it looks for the
       placeholder anywhere in the event's text (a superset: a false hit only costs the carry-over's work): Sail
       plans the decoded form (_unavailable of every column) in 0.3 s per model, this in a few ms. -#}
-  {%- if row[0] | int == 0 -%}
+  {%- if summary[1] | int == 0 -%}
     {%- set carry = [] -%}
   {%- elif spec.get('events_sql') -%}
     {%- set carry = run_query("select 1 from (" ~ staging_sql ~ ") __c where _batch_id > " ~ watermark
@@ -84,13 +101,10 @@
                               ~ lakecdc.lakecdc_lit(b64) ~ ") > 0) limit 1").rows -%}
   {%- endif -%}
   {%- set truncs = [] -%}
-  {#- the instant as a number: a timestamp written as text and read back moves by the session time zone's offset
-      in the hour a DST change repeats -#}
-  {%- for r in run_query("select _seq, max(unix_micros(_source_ts)) from (" ~ staging_sql
-                         ~ ") __t where _op = 't' group by _seq order by _seq").rows -%}
-    {%- do truncs.append([r[0], r[1]]) -%}
+  {%- for r in rows | selectattr(0, 'equalto', 't') | sort(attribute=4) -%}
+    {%- do truncs.append([r[4], r[5]]) -%}
   {%- endfor -%}
-  {{ return({'count': row[0] | int, 'max_batch': row[1], 'has_truncate': row[2] == 1, 'truncates': truncs,
+  {{ return({'count': summary[1] | int, 'max_batch': summary[2], 'has_truncate': summary[3] == 1, 'truncates': truncs,
              'key_change_toast': carry | length > 0}) }}
 {% endmacro %}
 

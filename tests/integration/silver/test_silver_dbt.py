@@ -319,7 +319,7 @@ def test_dropped_table_ends_in_silver(engine, warehouse: Path, tmp_path: Path):
     _write_history(spark, warehouse, [{**base, "version": 1, "valid_from_seq": "0" * 16, "change_kind": "CREATE"},
                                       {**base, "version": 2, "valid_from_seq": drop_seq, "change_kind": "DROP"}],
                    [(drop_seq, drop_ms, b.batch)])
-    run_dbt(engine, project, "build")
+    run_dbt(engine, project, "build", "--threads", "1")   # counted reads: no two threads racing to read first
     assert _rows(spark, "silver.inv__items") == []
     # the source's schema history is read once per build (lakecdc_invocation_cache), not by each of the staging
     # model and the two materializations; the next build reads it again
@@ -330,7 +330,7 @@ def test_dropped_table_ends_in_silver(engine, warehouse: Path, tmp_path: Path):
 
     # created again: the new rows only
     b.land([b.event(T, "c", {"id": 2}, None, {"id": 2, "name": "again"}, KEYS, cols)])
-    run_dbt(engine, project, "build")
+    run_dbt(engine, project, "build", "--threads", "1")
     assert _history_reads(project) == 2
     incremental = _rows(spark, "silver.inv__items")
     assert [(r["id"], r["name"]) for r in incremental] == [(2, "again")]
@@ -530,20 +530,22 @@ def test_unique_current_leaves_soft_deleted_rows_out(engine, warehouse: Path, tm
 
 def test_a_tables_spec_and_the_bronze_bound_are_read_once_per_build(engine, warehouse: Path, tmp_path: Path):
     """The staging model, the current and the history model of a table share one read of its spec per dbt
-    invocation, and the source's bronze bound is read once (lakecdc_table_spec, lakecdc_bronze_bound); the next
-    build reads both again and sees the schema bronze has by then."""
+    invocation, the source's bronze bound is read once (lakecdc_table_spec, lakecdc_bronze_bound) and so are the
+    models' watermarks (lakecdc_read_watermark; a first build has none to read); the next build reads them again
+    and sees the schema bronze has by then."""
     spark = engine.spark
     v1, v2 = [("id", INT32), ("name", STRING)], [("id", INT32), ("name", STRING), ("note", STRING)]
     b = Bronze(spark, warehouse)
     b.land([b.event(T, "c", {"id": 1}, None, {"id": 1, "name": "a"}, KEYS, v1)])
     project = make_project(tmp_path, warehouse)
     _generate(spark, project)
-    run_dbt(engine, project, "build")
-    spec_and_bound_reads = ("select u.kind, s.schema_id", "select max(batch_id) as b from bronze.inv_events")
-    assert [_log_count(project, text) for text in spec_and_bound_reads] == [1, 1]
+    run_dbt(engine, project, "build", "--threads", "1")   # counted reads: no two threads racing to read first
+    reads = ("select u.kind, s.schema_id", "select max(batch_id) as b from bronze.inv_events",
+             "select model, max(batch_id) from silver.lakecdc_state")
+    assert [_log_count(project, text) for text in reads] == [1, 1, 0]
     b.land([b.event(T, "u", {"id": 1}, None, {"id": 1, "name": "b", "note": "n"}, KEYS, v2)])
-    run_dbt(engine, project, "build")
-    assert [_log_count(project, text) for text in spec_and_bound_reads] == [2, 2]
+    run_dbt(engine, project, "build", "--threads", "1")
+    assert [_log_count(project, text) for text in reads] == [2, 2, 1]
     assert [(r["id"], r["name"], r["note"]) for r in _rows(spark, "silver.inv__items")] == [(1, "b", "n")]
 
 
