@@ -8,10 +8,10 @@
   default var lakecdc_delete_mode, hard), lakecdc_mongodb_fields (a MongoDB collection's fields, lakecdc_mongodb.sql).
 
   Incremental runs pick up bronze rows of batches after the model's watermark (table lakecdc_state in
-  the model's schema), up to the invocation's bound of the source (lakecdc_bronze_bound). For every key those rows touch, the state is recomputed from ALL bronze events
-  of that key: so late, duplicated and replayed deliveries converge to the same result as a full
-  refresh, an older event never wins over a newer one, and TOAST placeholders take the latest available
-  value. A truncate (op t) deletes / closes every row older than it. No new rows: no statement at all,
+  the model's schema), up to the invocation's bound of the source (lakecdc_bronze_bound). For every key
+  those rows touch, the state is recomputed from ALL bronze events of that key: so late, duplicated and
+  replayed deliveries converge to the same result as a full refresh, an older event never wins over a
+  newer one, and TOAST placeholders take the latest available value. A truncate (op t) deletes / closes every row older than it. No new rows: no statement at all,
   so no new Delta version.
 -#}
 
