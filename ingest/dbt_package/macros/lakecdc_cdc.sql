@@ -95,7 +95,7 @@
     {%- set b64 = var('lakecdc_unavailable_placeholder_base64', 'X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==') -%}
     {%- set carry = run_query("select 1 from " ~ lakecdc.lakecdc_bronze_relation(source_name, 'events') ~ " e where "
                               ~ spec['lineage']['filter'] ~ " and e.op = 'c' and (" ~ spec['lineage']['batch']
-                              ~ ") > " ~ watermark ~ lakecdc.lakecdc_bound_filter(spec)
+                              ~ ") > " ~ watermark ~ lakecdc.lakecdc_bound_filter(spec['lineage'], spec.get('bound'))
                               ~ " and get_json_object(e.value, '$.source.lsn') is not null"
                               ~ " and (instr(e.value, " ~ lakecdc.lakecdc_lit(p) ~ ") > 0 or instr(e.value, "
                               ~ lakecdc.lakecdc_lit(b64) ~ ") > 0) limit 1").rows -%}

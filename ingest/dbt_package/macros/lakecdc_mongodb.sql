@@ -116,8 +116,7 @@
           get_json_object(e.value, '$.updateDescription') as __update,
           map_keys(from_json(get_json_object(e.value, '$.patch'), 'map<string,string>')) as __patch_keys
         from {{ lakecdc.lakecdc_bronze_relation(source_name, 'events') }} e
-        where {{ lineage['filter'] }} and e.op is not null
-          {%- if bound is not none %} and ({{ lineage['batch'] }}) <= {{ bound }}{% endif %}
+        where {{ lineage['filter'] }} and e.op is not null{{ lakecdc.lakecdc_bound_filter(lineage, bound) }}
       ) e
     ) e
   ) e

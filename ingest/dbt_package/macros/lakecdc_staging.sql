@@ -217,10 +217,10 @@
   {{ return(cache[key]) }}
 {% endmacro %}
 
-{#- SQL: ` and <the event's batch> <= <the spec's bound>` over bronze events `e` ('' before execution, where a spec
-    has no bound). -#}
-{% macro lakecdc_bound_filter(spec) -%}
-  {%- if spec.get('bound') is not none %} and ({{ spec['lineage']['batch'] }}) <= {{ spec['bound'] }}{% endif -%}
+{#- SQL: ` and <the event's batch by `lineage`> <= bound` over bronze events `e` ('' without a bound: before
+    execution). -#}
+{% macro lakecdc_bound_filter(lineage, bound) -%}
+  {%- if bound is not none %} and ({{ lineage['batch'] }}) <= {{ bound }}{% endif -%}
 {%- endmacro %}
 
 {#- A table's spec, read once per dbt invocation (lakecdc_read_table_spec reads it): its staging model's
@@ -259,10 +259,10 @@
     select u.kind, s.schema_id, max(s.schema) as schema, min(s.first_seq) as first_seq
     from {{ schemas }} s
     join (select distinct 'value' as kind, value_schema_id as id from {{ events }} e
-          where {{ lineage['filter'] }} and value_schema_id is not null and ({{ lineage['batch'] }}) <= {{ bound }}
+          where {{ lineage['filter'] }} and value_schema_id is not null{{ lakecdc.lakecdc_bound_filter(lineage, bound) }}
           union
           select distinct 'key' as kind, key_schema_id as id from {{ events }} e
-          where {{ lineage['filter'] }} and key_schema_id is not null and ({{ lineage['batch'] }}) <= {{ bound }}) u
+          where {{ lineage['filter'] }} and key_schema_id is not null{{ lakecdc.lakecdc_bound_filter(lineage, bound) }}) u
       on s.schema_id = u.id
     group by u.kind, s.schema_id
     order by first_seq, schema_id
@@ -438,7 +438,7 @@
       select e.*,
              from_json(e.value, {{ lakecdc.lakecdc_lit('before ' ~ value_type ~ ', after ' ~ value_type) }}) as __v
       from {{ lakecdc.lakecdc_bronze_relation(source_name, 'events') }} e
-      where {{ spec['lineage']['filter'] }} and e.op is not null{{ lakecdc.lakecdc_bound_filter(spec) }}
+      where {{ spec['lineage']['filter'] }} and e.op is not null{{ lakecdc.lakecdc_bound_filter(spec['lineage'], spec.get('bound')) }}
     ) e
     {%- endif %}
   ) e
