@@ -130,8 +130,12 @@ class _Progress:
             from rich.console import Console
             from rich.live import Live
 
-            self._live = Live(console=Console(file=stream), refresh_per_second=4, transient=True)
-            self._live.start()
+            console = Console(file=stream)
+            # a terminal that cannot redraw a line (TERM=dumb: Emacs shells, some CI consoles) would show a
+            # transient live display never: it gets the plain lines
+            if console.is_interactive:
+                self._live = Live(console=console, refresh_per_second=4, transient=True)
+                self._live.start()
         self.stream = stream
 
     def text(self) -> str:

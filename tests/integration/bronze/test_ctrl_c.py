@@ -103,6 +103,15 @@ def project(tmp_path: Path, pg_dsn: str):
     (tmp_path / "lakecdc.yml").write_text(yaml.safe_dump(config))
     yield tmp_path
     with admin.cursor() as cur:
+        # a run the test killed may leave its walsender behind for a moment
+        cur.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                    "WHERE slot_name = 'lakecdc_ctrl_c' AND active")
+        deadline = time.monotonic() + HANG
+        while time.monotonic() < deadline:
+            cur.execute("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'lakecdc_ctrl_c' AND active")
+            if cur.fetchone()[0] == 0:
+                break
+            time.sleep(0.2)
         cur.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
                     "WHERE slot_name = 'lakecdc_ctrl_c' AND NOT active")
         cur.execute("DROP DATABASE IF EXISTS lakecdc_ctrl_c")
@@ -119,7 +128,8 @@ def landed(project: Path) -> int:
 def test_ctrl_c_during_a_snapshot_and_while_streaming(project: Path) -> None:
     # 1. during the snapshot: small batches, ^C once the first has landed; the run stops after the batch
     #    being written, and a new run continues to exactly the table's rows
-    run = Terminal(["run", "--batch-size", "2000"], project, {})
+    #    (TERM=dumb: a terminal that cannot redraw a line gets plain progress lines; before, it got nothing)
+    run = Terminal(["run", "--batch-size", "2000"], project, {"TERM": "dumb"})
     run.wait_for(r"pg: (snapshot [^;]*; )?[\d,]+ events")
     assert re.search(r"pg: snapshot table 1/1 public\.items: [\d,]+ rows read", run.text), run.text[-3000:]
     assert run.ctrl_c_and_wait() == 0, run.text[-3000:]
@@ -127,7 +137,8 @@ def test_ctrl_c_during_a_snapshot_and_while_streaming(project: Path) -> None:
     first = landed(project)
     assert 0 < first < 200_000, first
     # 2. idle streaming: the rest of the snapshot landed (bronze holds every row), waiting for changes; ^C
-    run = Terminal(["run"], project, {})
+    #    (a terminal that redraws: rich's live line)
+    run = Terminal(["run"], project, {"TERM": "xterm-256color"})
     run.wait_for(r"pg: (snapshot [^;]*; )?[\d,]+ events")
     deadline = time.monotonic() + HANG
     while landed(project) < 200_000:
