@@ -4,6 +4,9 @@ replication slot management."""
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg2
@@ -196,3 +199,65 @@ def drop_slot(conn: Any, slot: str) -> None:
     with conn.cursor() as cur:
         cur.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s "
                     "AND NOT active", (slot,))
+
+
+# Seconds before a slot creation that has not returned says what it waits for, and between its later reminders.
+SLOT_WAIT_NOTICE_AFTER_S = 10.0
+SLOT_WAIT_NOTICE_EVERY_S = 60.0
+
+
+def transactions_holding_xids(conn: Any) -> list[str]:
+    """The server's open transactions that hold a transaction id, oldest first, one description each: a new
+    logical slot cannot be created until every one of them has ended (in any database of the server).
+    Transactions of other roles are visible only to a role with pg_read_all_stats (or a superuser)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT pid, datname, usename, application_name, state, "
+                    "extract(epoch FROM now() - xact_start)::bigint FROM pg_stat_activity "
+                    "WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid() ORDER BY xact_start")
+        open_rows = cur.fetchall()
+        cur.execute("SELECT gid, database, extract(epoch FROM now() - prepared)::bigint FROM pg_prepared_xacts "
+                    "ORDER BY prepared")
+        prepared_rows = cur.fetchall()
+    return ([f"pid {pid} (database {db}, user {user}, application '{app}', {state}, open {age} s)"
+             for pid, db, user, app, state, age in open_rows]
+            + [f"prepared transaction '{gid}' (database {db}, prepared {age} s ago; COMMIT PREPARED or "
+               f"ROLLBACK PREPARED ends it)" for gid, db, age in prepared_rows])
+
+
+@contextmanager
+def slot_wait_notices(props: PostgresProperties) -> Iterator[None]:
+    """Around a slot creation: PostgreSQL creates a logical slot only once every transaction holding a
+    transaction id has ended, and says nothing while it waits (an idle-in-transaction session left by an
+    application can hold it up for hours). If the creation has not returned after SLOT_WAIT_NOTICE_AFTER_S,
+    a warning names the transactions it waits for, repeated every SLOT_WAIT_NOTICE_EVERY_S."""
+    done = threading.Event()
+
+    def notify() -> None:
+        if done.wait(SLOT_WAIT_NOTICE_AFTER_S):
+            return
+        conn = None
+        try:
+            conn = connect(props)
+            while not done.is_set():
+                waits_for = transactions_holding_xids(conn)
+                if waits_for:
+                    log.warning("creating replication slot %s waits for %d open transaction(s) on the server "
+                                "to end: %s", props.slot_name, len(waits_for), "; ".join(waits_for))
+                else:
+                    log.warning("creating replication slot %s waits for open transactions on the server to end; "
+                                "none is visible to %s (a role with pg_read_all_stats sees them)",
+                                props.slot_name, props.user)
+                done.wait(SLOT_WAIT_NOTICE_EVERY_S)
+        except (LakecdcError, psycopg2.Error) as exc:  # a notice only: the creation itself goes on
+            log.debug("cannot list the transactions a slot creation waits for: %s", exc)
+        finally:
+            if conn is not None:
+                conn.close()
+
+    watcher = threading.Thread(target=notify, name=f"slot-wait-{props.slot_name}", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join(timeout=SLOT_WAIT_NOTICE_AFTER_S)  # at most its query in flight

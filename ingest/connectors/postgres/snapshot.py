@@ -141,7 +141,8 @@ class PostgresSnapshotSource:
             setup.drop_slot(conn, self.props.slot_name)
         repl = setup.connect_replication(self.props)
         cur = repl.cursor()
-        cur.execute(f'CREATE_REPLICATION_SLOT "{self.props.slot_name}" LOGICAL pgoutput EXPORT_SNAPSHOT')
+        with setup.slot_wait_notices(self.props):
+            cur.execute(f'CREATE_REPLICATION_SLOT "{self.props.slot_name}" LOGICAL pgoutput EXPORT_SNAPSHOT')
         _, consistent_point, snapshot_name, _ = cur.fetchone()
         self._repl = repl
         return pg.str_to_lsn(consistent_point), snapshot_name

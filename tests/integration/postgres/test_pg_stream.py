@@ -585,6 +585,53 @@ def test_a_slot_another_reader_holds_is_not_taken_over(pg_dsn, db) -> None:
         holder.close()
 
 
+def test_a_slot_creation_held_up_by_an_open_transaction_names_it(pg_dsn, db, caplog, monkeypatch) -> None:
+    """PostgreSQL creates a logical slot only once every transaction holding a transaction id has ended, and
+    says nothing while it waits. A session left idle in a write transaction holds up a fresh start: the run says
+    which session it waits for (pid, database, state), then goes on by itself once that transaction ends."""
+    import logging
+    import re
+    import threading
+
+    import psycopg2
+
+    from ingest.bronze.contract import ResumeState
+    from ingest.connectors.postgres import setup
+
+    dsn, name, s = db
+    execute(dsn, f"CREATE TABLE {s}.t (id int PRIMARY KEY)", f"INSERT INTO {s}.t VALUES (1)",
+            f"CREATE TABLE {s}.other (id int)")
+    monkeypatch.setattr(setup, "SLOT_WAIT_NOTICE_AFTER_S", 0.2)
+    blocker = psycopg2.connect(dsn)   # not autocommit: the INSERT opens a transaction holding an xid
+    first: list = []
+    try:
+        with blocker.cursor() as cur:
+            cur.execute(f"INSERT INTO {s}.other VALUES (1)")
+            cur.execute("SELECT pg_backend_pid()")
+            blocker_pid = cur.fetchone()[0]
+        conn = connector(pg_dsn, name, s)
+        try:
+            conn.validate()
+            caplog.set_level(logging.WARNING, logger=setup.__name__)
+            starting = threading.Thread(
+                target=lambda: first.append(next(iter(conn.batches(ResumeState(None, None), BatchLimits())))))
+            starting.start()
+            notice = re.compile(rf"creating replication slot pgconn_{name} waits for 1 open transaction\(s\) on the "
+                                rf"server to end: pid {blocker_pid} \(database pgconn_test, .*idle in transaction")
+            deadline = time.monotonic() + 120   # a hang detector, not a speed measure
+            while not any(notice.search(r.getMessage()) for r in caplog.records):
+                assert time.monotonic() < deadline and starting.is_alive(), [r.getMessage() for r in caplog.records]
+                time.sleep(0.1)
+            assert not first   # still waiting for the transaction
+            blocker.rollback()
+            starting.join(120)
+            assert not starting.is_alive() and first and len(first[0]) > 0
+        finally:
+            conn.close()
+    finally:
+        blocker.close()
+
+
 def test_signals_from_the_signal_file(pg_dsn, db, tmp_path) -> None:
     """Issue 16: signal.enabled.channels=file: an execute-snapshot line appended to signal.file is carried out
     between transactions (its watermarks still go through the signalling table, whose own signal rows are then
