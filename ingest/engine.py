@@ -118,11 +118,23 @@ def _keep_sigint_for_python() -> None:
         signal.signal(signal.SIGINT, handler)
 
 
-def _connect(url: str) -> SparkSession:
-    from pyspark.sql import SparkSession
+def _connect(url: str, *, loopback: bool = False) -> SparkSession:
+    """The Spark Connect session for `url` (the process's default one, which dbt-spark joins). `loopback`: the
+    server runs in this process, so the client's network resilience only costs: gRPC's response streams are
+    read on the calling thread (grpc starts a thread per streaming call otherwise) and pyspark's reattachable
+    execution (a resumable stream, released by extra calls from a thread pool) is off. Together they halve a
+    small statement's client time (bench/engine.py), which every dbt node and bronze commit pays."""
+    import grpc
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
 
+    options = [(grpc.experimental.ChannelOptions.SingleThreadedUnaryStream, 1)] if loopback else []
+    # what SparkSession.builder.remote() sets: pyspark's functions take their Spark Connect forms
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
     try:
-        spark = SparkSession.builder.remote(url).getOrCreate()
+        spark = ConnectSession.builder.channelBuilder(DefaultChannelBuilder(url, channelOptions=options)).getOrCreate()
+        if loopback:
+            spark.client.disable_reattachable_execute()
         spark.sql("SELECT 1").collect()
     except Exception as exc:
         raise EngineError(f"cannot reach Spark Connect at {_redact(url)}: {_first_line(exc)}") from None
@@ -133,11 +145,7 @@ def _start_local(settings: EngineSettings) -> Engine:
     check_warehouse_writable(settings.warehouse)
     server, host, port = start_sail_server(settings.host, settings.port)
     url = _session_url(host, port, str(uuid.uuid4()))
-    spark = _connect(url)
-    # pyspark's reattachable execution lets a query outlive a broken network connection, at the price of a
-    # resumable stream and release calls from a thread pool on every statement; over loopback to a server in
-    # this process it only costs (about half of a small statement's client time, bench/engine.py)
-    spark.client.disable_reattachable_execute()
+    spark = _connect(url, loopback=True)
     _keep_sigint_for_python()
     _apply_conf(spark, settings.spark_conf)
     return Engine(settings=settings, spark=spark, remote_url=url, _server=server)
