@@ -225,11 +225,12 @@ def transactions_holding_xids(conn: Any) -> list[str]:
 
 
 @contextmanager
-def slot_wait_notices(props: PostgresProperties) -> Iterator[None]:
-    """Around a slot creation: PostgreSQL creates a logical slot only once every transaction holding a
-    transaction id has ended, and says nothing while it waits (an idle-in-transaction session left by an
-    application can hold it up for hours). If the creation has not returned after SLOT_WAIT_NOTICE_AFTER_S,
-    a warning names the transactions it waits for, repeated every SLOT_WAIT_NOTICE_EVERY_S."""
+def slot_wait_notices(props: PostgresProperties, creating_pid: int) -> Iterator[None]:
+    """Around a slot creation by the server process `creating_pid`: PostgreSQL creates a logical slot only once
+    every transaction holding a transaction id has ended, and says nothing while it waits (an idle-in-transaction
+    session left by an application can hold it up for hours). If the creation has not returned after
+    SLOT_WAIT_NOTICE_AFTER_S, a warning names the transactions it waits for and how to give up (Ctrl-C cannot
+    reach a run blocked in the server's reply), repeated every SLOT_WAIT_NOTICE_EVERY_S."""
     done = threading.Event()
 
     def notify() -> None:
@@ -240,13 +241,14 @@ def slot_wait_notices(props: PostgresProperties) -> Iterator[None]:
             conn = connect(props)
             while not done.is_set():
                 waits_for = transactions_holding_xids(conn)
+                give_up = f"to give up instead, SELECT pg_cancel_backend({creating_pid})"
                 if waits_for:
                     log.warning("creating replication slot %s waits for %d open transaction(s) on the server "
-                                "to end: %s", props.slot_name, len(waits_for), "; ".join(waits_for))
+                                "to end: %s; %s", props.slot_name, len(waits_for), "; ".join(waits_for), give_up)
                 else:
                     log.warning("creating replication slot %s waits for open transactions on the server to end; "
-                                "none is visible to %s (a role with pg_read_all_stats sees them)",
-                                props.slot_name, props.user)
+                                "none is visible to %s (a role with pg_read_all_stats sees them); %s",
+                                props.slot_name, props.user, give_up)
                 done.wait(SLOT_WAIT_NOTICE_EVERY_S)
         except (LakecdcError, psycopg2.Error) as exc:  # a notice only: the creation itself goes on
             log.debug("cannot list the transactions a slot creation waits for: %s", exc)

@@ -141,8 +141,14 @@ class PostgresSnapshotSource:
             setup.drop_slot(conn, self.props.slot_name)
         repl = setup.connect_replication(self.props)
         cur = repl.cursor()
-        with setup.slot_wait_notices(self.props):
-            cur.execute(f'CREATE_REPLICATION_SLOT "{self.props.slot_name}" LOGICAL pgoutput EXPORT_SNAPSHOT')
+        try:
+            with setup.slot_wait_notices(self.props, repl.get_backend_pid()):
+                cur.execute(f'CREATE_REPLICATION_SLOT "{self.props.slot_name}" LOGICAL pgoutput EXPORT_SNAPSHOT')
+        except psycopg2.errors.QueryCanceled:
+            repl.close()
+            raise LakecdcError(f"creating replication slot {self.props.slot_name} was cancelled while it waited for "
+                               f"open transactions on the server; nothing was captured: run again once they have "
+                               f"ended") from None
         _, consistent_point, snapshot_name, _ = cur.fetchone()
         self._repl = repl
         return pg.str_to_lsn(consistent_point), snapshot_name

@@ -585,10 +585,12 @@ def test_a_slot_another_reader_holds_is_not_taken_over(pg_dsn, db) -> None:
         holder.close()
 
 
-def test_a_slot_creation_held_up_by_an_open_transaction_names_it(pg_dsn, db, caplog, monkeypatch) -> None:
+@pytest.mark.parametrize("ending", ["transaction ends", "cancelled"])
+def test_a_slot_creation_held_up_by_an_open_transaction_names_it(pg_dsn, db, caplog, monkeypatch, ending) -> None:
     """PostgreSQL creates a logical slot only once every transaction holding a transaction id has ended, and
     says nothing while it waits. A session left idle in a write transaction holds up a fresh start: the run says
-    which session it waits for (pid, database, state), then goes on by itself once that transaction ends."""
+    which session it waits for (pid, database, state) and how to give up; it goes on by itself once that
+    transaction ends, or stops with one line when the wait is cancelled as the warning says."""
     import logging
     import re
     import threading
@@ -597,6 +599,7 @@ def test_a_slot_creation_held_up_by_an_open_transaction_names_it(pg_dsn, db, cap
 
     from ingest.bronze.contract import ResumeState
     from ingest.connectors.postgres import setup
+    from ingest.errors import LakecdcError
 
     dsn, name, s = db
     execute(dsn, f"CREATE TABLE {s}.t (id int PRIMARY KEY)", f"INSERT INTO {s}.t VALUES (1)",
@@ -613,19 +616,35 @@ def test_a_slot_creation_held_up_by_an_open_transaction_names_it(pg_dsn, db, cap
         try:
             conn.validate()
             caplog.set_level(logging.WARNING, logger=setup.__name__)
-            starting = threading.Thread(
-                target=lambda: first.append(next(iter(conn.batches(ResumeState(None, None), BatchLimits())))))
+
+            def start() -> None:
+                try:
+                    first.append(next(iter(conn.batches(ResumeState(None, None), BatchLimits()))))
+                except LakecdcError as exc:
+                    first.append(exc)
+
+            starting = threading.Thread(target=start)
             starting.start()
             notice = re.compile(rf"creating replication slot pgconn_{name} waits for 1 open transaction\(s\) on the "
-                                rf"server to end: pid {blocker_pid} \(database pgconn_test, .*idle in transaction")
+                                rf"server to end: pid {blocker_pid} \(database pgconn_test, .*idle in transaction.*; "
+                                rf"to give up instead, SELECT pg_cancel_backend\((\d+)\)")
             deadline = time.monotonic() + 120   # a hang detector, not a speed measure
-            while not any(notice.search(r.getMessage()) for r in caplog.records):
+            while not (found := [m for r in caplog.records if (m := notice.search(r.getMessage()))]):
                 assert time.monotonic() < deadline and starting.is_alive(), [r.getMessage() for r in caplog.records]
                 time.sleep(0.1)
             assert not first   # still waiting for the transaction
-            blocker.rollback()
+            if ending == "cancelled":
+                execute(dsn, f"SELECT pg_cancel_backend({found[0].group(1)})")
+            else:
+                blocker.rollback()
             starting.join(120)
-            assert not starting.is_alive() and first and len(first[0]) > 0
+            assert not starting.is_alive() and first
+            if ending == "cancelled":
+                assert isinstance(first[0], LakecdcError) and "was cancelled while it waited" in str(first[0])
+                assert query(dsn, f"SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'pgconn_{name}'") \
+                    == [(0,)]
+            else:
+                assert not isinstance(first[0], Exception) and len(first[0]) > 0
         finally:
             conn.close()
     finally:
