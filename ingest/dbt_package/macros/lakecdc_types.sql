@@ -100,6 +100,24 @@
     concat(case when __v.neg then '-' else '' end, {{ digits }})), 1) end
 {%- endmacro %}
 
+{#- A Connect Decimal of precision <= 16 (`target`, e.g. decimal(12,2): most money columns), without text and
+    without lambdas: its unscaled value is below 10^16 < 2^55 in magnitude, so the last 14 hex digits (56 bits) of
+    its two's complement hold it whatever the encoding's length (Debezium's is minimal, a sign-extended longer one
+    reads the same), conv() reads them (Sail's conv() is signed beyond 63 bits, hence not 16 digits), the sign
+    comes from subtracting 2^(4 * digits) when the top bit is set, and a multiplication by the exact literal 10^-s
+    (decimal(17,0) x decimal(s,s): at most 34 digits, no rounding on any engine) places the point. Planned on Sail
+    in about half the time of lakecdc_decimal_text and evaluated in about half the time (a 4,400-value probe of
+    every length and sign: 0.04 against 0.08-0.09 s to plan, the same values). -#}
+{% macro lakecdc_decimal_narrow(raw, scale, target) -%}
+  {%- set m = "substr(hex(unbase64(" ~ raw ~ ")), -14)" -%}
+  {%- set unscaled = "(cast(conv(" ~ m ~ ", 16, 10) as bigint) - case when " ~ m ~ " >= '8' then shiftleft(cast(1 as bigint), 4 * length(" ~ m ~ ")) else 0 end)" -%}
+  {%- if scale == 0 -%}
+  cast({{ unscaled }} as {{ target }})
+  {%- else -%}
+  cast(cast({{ unscaled }} as decimal(17,0)) * cast('0.{{ '0' * (scale - 1) }}1' as decimal({{ scale }},{{ scale }})) as {{ target }})
+  {%- endif -%}
+{%- endmacro %}
+
 {#- The unsigned digit text `a` with a decimal point `scale` digits from its end, zero-padded to at least one digit
     before the point (lpad() truncates longer strings, hence greatest()). A literal scale (Connect Decimal) writes
     `a` twice (one regexp_replace puts the point in); a scale computed per row (VariableScaleDecimal) six times. -#}
@@ -164,7 +182,10 @@
     {{ lakecdc.lakecdc_time_text(raw, 9) }}
   {%- elif name == 'org.apache.kafka.connect.data.Decimal' -%}
     {%- set target = lakecdc.lakecdc_decimal_type(params) -%}
+    {%- set scale = params.get('scale', '0') | int -%}
     {%- if t != 'bytes' -%}cast({{ raw }} as {{ target }})
+    {%- elif 0 <= scale and (params.get('connect.decimal.precision', '38') | int) <= 16 -%}
+    {{ lakecdc.lakecdc_decimal_narrow(raw, scale, target) }}
     {%- else -%}
     cast({{ lakecdc.lakecdc_decimal_text(raw, params.get('scale', '0') | int, target == 'string') }} as {{ target }})
     {%- endif -%}
