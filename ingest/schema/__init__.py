@@ -43,26 +43,24 @@ Persistence (ingest.schema.history / ingest.schema.store): bronze `S_schema_hist
 version, rebuilt from `S_schema_changes` by `lakecdc schema rebuild`; see docs/schema-history.md.
 """
 
-from ingest.schema.interpreter import SchemaState, parse_debezium_ids, table_from_debezium
-from ingest.schema.model import (
-    ALTER,
-    CREATE,
-    DATABASE,
-    DROP,
-    ERROR,
-    NOOP,
-    STRUCTURAL_KINDS,
-    TRUNCATE,
-    USE,
-    Change,
-    Column,
-    Table,
-    TableId,
-)
-from ingest.schema.types import DIALECTS, resolve_type
+from __future__ import annotations
 
-__all__ = [
-    "ALTER", "CREATE", "DATABASE", "DIALECTS", "DROP", "ERROR", "NOOP", "STRUCTURAL_KINDS", "TRUNCATE", "USE",
-    "Change", "Column", "SchemaState", "Table", "TableId", "parse_debezium_ids", "resolve_type",
-    "table_from_debezium",
-]
+import importlib
+from typing import Any
+
+# Loaded on first use (PEP 562), not when a submodule is imported: the interpreter brings sqlglot in (0.3 s),
+# which every `lakecdc` command paid at start through the CLI's `ingest.schema.commands`.
+_EXPORTS = {
+    **dict.fromkeys(("SchemaState", "parse_debezium_ids", "table_from_debezium"), "ingest.schema.interpreter"),
+    **dict.fromkeys(("ALTER", "CREATE", "DATABASE", "DROP", "ERROR", "NOOP", "STRUCTURAL_KINDS", "TRUNCATE", "USE",
+                     "Change", "Column", "Table", "TableId"), "ingest.schema.model"),
+    **dict.fromkeys(("DIALECTS", "resolve_type"), "ingest.schema.types"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'ingest.schema' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
