@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -168,6 +170,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def console_main() -> None:
+    """Entry point `lakecdc`. After dbt ran in this process (`lakecdc dbt ...`), the process ends without Python's
+    teardown, which frees dbt's million objects one by one: 1.2-1.4 s at the end of every build, for nothing.
+    The exit handlers still run first (dbt's log files are flushed and closed, the engine's client closes), and
+    only daemon threads are left by then."""
+    code = main()
+    if "dbt.cli.main" in sys.modules:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 def job_main() -> None:
     """Entry point `lakecdc-job` for Databricks python_wheel_task: the job runner calls the function and
     ignores its return value, so a failure must raise; success returns normally (see docs/databricks.md)."""
@@ -177,4 +193,4 @@ def job_main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

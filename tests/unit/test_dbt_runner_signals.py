@@ -1,6 +1,6 @@
 """Ctrl-C during `lakecdc dbt build` (ingest.dbt_runner.interrupt_engine_on_ctrl_c) when the kernel hands the
 signal to a thread other than the main one. The end-to-end Ctrl-C of a running build is
-tests/integration/bronze/test_ctrl_c.py."""
+tests/integration/bronze/test_ctrl_c.py. Also the garbage collector's settings for dbt's run (run_dbt)."""
 
 from __future__ import annotations
 
@@ -64,3 +64,17 @@ def test_ctrl_c_taken_by_another_thread_still_reaches_dbt() -> None:
     result = subprocess.run([sys.executable, "-c", _CTRL_C_ELSEWHERE], capture_output=True, text=True, timeout=300,
                             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.stdout.strip() == "KeyboardInterrupt", result.stdout + result.stderr[-2000:]
+
+
+def test_full_collections_are_rare_during_dbt_and_as_before_after_it() -> None:
+    import gc
+
+    from ingest.dbt_runner import DBT_FULL_COLLECTION_THRESHOLD, _rare_full_collections
+
+    before = gc.get_threshold()
+    with _rare_full_collections():
+        assert gc.get_threshold() == (*before[:2], DBT_FULL_COLLECTION_THRESHOLD)
+        gc.freeze()  # as _run_dbt does once dbt is loaded
+        assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0

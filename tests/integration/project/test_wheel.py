@@ -80,7 +80,7 @@ def test_wheel_builds_installs_in_a_clean_venv_and_runs(installed: tuple[Path, P
     template = {n.removeprefix("ingest/project_template/") for n in names if n.startswith("ingest/project_template/")}
     assert template == {str(p.relative_to(TEMPLATE_DIR)) for p in TEMPLATE_DIR.rglob("*") if p.is_file()}
     assert not any(n.startswith(("tests/", "warehouse/", "models/")) for n in names)
-    assert "lakecdc = ingest.cli:main" in entry_points and "lakecdc-job = ingest.cli:job_main" in entry_points
+    assert "lakecdc = ingest.cli:console_main" in entry_points and "lakecdc-job = ingest.cli:job_main" in entry_points
     python = venv / "bin" / "python"
 
     # run from an empty folder so nothing from the source checkout can be imported by accident
