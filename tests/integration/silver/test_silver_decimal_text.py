@@ -3,8 +3,9 @@ embedded engine and on Apache Spark in ANSI mode (pyspark's own jars, classic lo
 
 Precision above 38 (MariaDB DECIMAL(65,30), PostgreSQL numeric(50,20)) is kept as exact text in silver; the
 macro once cut such values to their first 16 bytes, and 2^127 (a 16-byte, 39-digit magnitude) overflowed.
-Precision up to 16 goes through lakecdc_decimal_narrow (no text, no lambdas), checked the same way, with the
-minimal encoding Debezium writes and sign-extended longer ones."""
+Connect Decimals of precision up to 16 go through lakecdc_decimal_narrow (no text, no lambdas), up to 38 through
+the macro's short form: both checked the same way, with the minimal encoding Debezium writes and sign-extended
+longer ones."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import os
 import random
 import subprocess
 import sys
-from decimal import Decimal, localcontext
+from decimal import Context, Decimal, localcontext
 from pathlib import Path
 
 import jinja2
@@ -51,32 +52,49 @@ def decimal_text_sql() -> str:
     return str(types_module().lakecdc_decimal_text("b", "sc")).strip()
 
 
-NARROW_TYPES = [(1, 0), (3, 1), (5, 5), (12, 2), (16, 0), (16, 6), (16, 16)]
+# Connect Decimal types: lakecdc_decimal_narrow up to precision 16, lakecdc_decimal_text's short form up to 38
+DECODED_TYPES = [(1, 0), (3, 1), (5, 5), (12, 2), (16, 0), (16, 6), (16, 16), (17, 0), (20, 5), (30, 10), (38, 0),
+                 (38, 10), (38, 38)]
 
 
-def narrow_cases() -> list[tuple[int, str, str]]:
-    """(index into NARROW_TYPES, base64 unscaled bytes, expected text): random values, the type's limits, the two's
-    complement limits of every byte length that fits, each minimal and some sign-extended to 8, 9 and 16 bytes."""
+def decoded_cases() -> list[tuple[int, str, str]]:
+    """(index into DECODED_TYPES, base64 unscaled bytes, expected text): random values, the type's limits, the two's
+    complement limits of every byte length that fits, each minimal and some sign-extended to 9 and 16 bytes."""
     rng = random.Random(11)
     out = []
-    for k, (precision, scale) in enumerate(NARROW_TYPES):
+    for k, (precision, scale) in enumerate(DECODED_TYPES):
         top = 10**precision - 1
         unscaled = [rng.randrange(-top, top + 1) for _ in range(40)] + [top, -top, 0, 1, -1, 10 ** (precision - 1)]
-        unscaled += [v for n in range(1, 8) for v in (2 ** (8 * n - 1) - 1, -(2 ** (8 * n - 1))) if abs(v) <= top]
+        unscaled += [v for n in range(1, 17) for v in (2 ** (8 * n - 1) - 1, -(2 ** (8 * n - 1))) if abs(v) <= top]
         for i, v in enumerate(unscaled):
             minimal = max(1, (v.bit_length() + 8) // 8)
-            for length in [minimal] + ([8, 9, 16] if i % 5 == 0 else []):
+            for length in [minimal] + ([n for n in (9, 16) if n > minimal] if i % 5 == 0 else []):
                 raw = base64.b64encode(v.to_bytes(length, "big", signed=True)).decode()
-                out.append((k, raw, format(Decimal(v).scaleb(-scale), "f")))
+                out.append((k, raw, format(Decimal(v).scaleb(-scale, Context(prec=80)), "f")))
     return out
 
 
-def narrow_sql() -> str:
-    """One query over narrow_cases (k, b): each type's rows decoded by lakecdc_decimal_narrow, as text."""
+def decoded_sql() -> list[str]:
+    """A query per type over decoded_cases (i, k, b): its rows decoded by lakecdc_decode as a Connect Decimal (one
+    union would widen every type to a common one)."""
     module = types_module()
-    return " union all ".join(
-        f"select i, cast({str(module.lakecdc_decimal_narrow('b', s, f'decimal({p},{s})')).strip()} as string) "
-        f"from narrow_cases where k = {k}" for k, (p, s) in enumerate(NARROW_TYPES))
+    return [f"select i, {str(module.lakecdc_decode('b', decimal_field(p, s))).strip()} from decoded_cases where k = {k}"
+            for k, (p, s) in enumerate(DECODED_TYPES)]
+
+
+def decimal_field(precision: int, scale: int) -> dict:
+    return {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
+            "parameters": {"scale": str(scale), "connect.decimal.precision": str(precision)}}
+
+
+def decoded_wrong(rows: list[tuple[int, str, str]], got: dict) -> list[tuple[str, str | None]]:
+    """`got`: row index (int or its text) -> the decoded value's text; compared as numbers (Apache Spark hands some
+    values of a decimal(16,16) column over as 1.00E-16: the same number with two more digits of scale)."""
+    def same(want: str, value: str | None) -> bool:
+        return value is not None and Decimal(value) == Decimal(want)
+
+    return [(want, got.get(i, got.get(str(i)))) for i, (_, _, want) in enumerate(rows)
+            if not same(want, got.get(i, got.get(str(i))))]
 
 
 def cases() -> list[tuple[str, int, str]]:
@@ -109,12 +127,13 @@ def test_decimal_bytes_of_any_length_on_the_embedded_engine(engine) -> None:
     assert wrong(rows, got) == []
 
 
-def test_narrow_decimals_on_the_embedded_engine(engine) -> None:
-    rows = narrow_cases()
+def test_connect_decimals_of_every_precision_on_the_embedded_engine(engine) -> None:
+    rows = decoded_cases()
     engine.spark.createDataFrame([(i, k, b) for i, (k, b, _) in enumerate(rows)],
-                                 "i int, k int, b string").createOrReplaceTempView("narrow_cases")
-    got = dict(engine.spark.sql(narrow_sql()).collect())
-    assert [(want, got.get(i)) for i, (_, _, want) in enumerate(rows) if got.get(i) != want] == []
+                                 "i int, k int, b string").createOrReplaceTempView("decoded_cases")
+    got = {i: None if d is None else format(d, "f")
+           for sql in decoded_sql() for i, d in engine.spark.sql(sql).collect()}
+    assert decoded_wrong(rows, got) == []
 
 
 SPARK_SCRIPT = """
@@ -125,10 +144,11 @@ spark = (SparkSession.builder.master("local[1]").config("spark.sql.ansi.enabled"
          .config("spark.ui.enabled", "false").getOrCreate())
 spark.createDataFrame([(b, s) for b, s, _ in rows], "b string, sc int").createOrReplaceTempView("decimal_cases")
 print(json.dumps([r[0] for r in spark.sql(f"select {sql} from decimal_cases").collect()]))
-narrow, narrow_sql = json.loads(sys.argv[1])
-spark.createDataFrame([(i, k, b) for i, (k, b, _) in enumerate(narrow)], "i int, k int, b string") \
-    .createOrReplaceTempView("narrow_cases")
-print(json.dumps(dict(spark.sql(narrow_sql).collect())))
+decoded, decoded_sql = json.loads(sys.argv[1])
+spark.createDataFrame([(i, k, b) for i, (k, b, _) in enumerate(decoded)], "i int, k int, b string") \
+    .createOrReplaceTempView("decoded_cases")
+print(json.dumps({i: None if d is None else format(d, "f")
+                  for sql in decoded_sql for i, d in spark.sql(sql).collect()}))
 spark.stop()
 """
 
@@ -138,12 +158,11 @@ def test_decimal_bytes_of_any_length_on_apache_spark() -> None:
     rows = cases()
     # a classic session: none of the Spark Connect settings the embedded engine leaves in the environment
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
-    narrow = narrow_cases()
-    proc = subprocess.run([sys.executable, "-c", SPARK_SCRIPT, json.dumps([narrow, narrow_sql()])],
+    decoded = decoded_cases()
+    proc = subprocess.run([sys.executable, "-c", SPARK_SCRIPT, json.dumps([decoded, decoded_sql()])],
                           input=json.dumps([rows, decimal_text_sql()]), capture_output=True, text=True, env=env,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.strip().splitlines()
     assert wrong(rows, json.loads(lines[-2])) == []
-    got = json.loads(lines[-1])  # JSON object keys are text
-    assert [(want, got.get(str(i))) for i, (_, _, want) in enumerate(narrow) if got.get(str(i)) != want] == []
+    assert decoded_wrong(decoded, json.loads(lines[-1])) == []
