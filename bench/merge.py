@@ -106,6 +106,7 @@ def run_lakecdc(engine, warehouse: Path, workdir: Path, strategy: str | None) ->
     (project / "dbt_project.yml").write_text(
         f"name: lakecdc\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\nmacro-paths: ['{DBT_PACKAGE_MACROS}']\n"
         "on-run-start: [\"{{ lakecdc.lakecdc_on_run_start() }}\"]\n"
+        "on-run-end: [\"{{ lakecdc.lakecdc_on_run_end() }}\"]\n"
         f"vars:\n  lakecdc_warehouse: '{warehouse}'\nmodels:\n  lakecdc:\n    +file_format: delta\n")
     write_files(render_source(SOURCE, captured_tables(engine.spark, SOURCE), project / "models"),
                 WriteResult([], [], []))

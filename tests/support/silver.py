@@ -121,9 +121,12 @@ class Bronze:
         df.write.format("delta").mode("append").save(f"{self.warehouse}/bronze/{self.source}_{kind}")
 
 
-def make_project(tmp: Path, warehouse: Path) -> Path:
+def make_project(tmp: Path, warehouse: Path, run_end: bool = True) -> Path:
     """A scratch dbt project using lakecdc's dbt package in place (as the repository's own project does: named
-    lakecdc, the package's macros as its own); models come from generate."""
+    lakecdc, the package's macros as its own, and its hooks declared); models come from generate. The columns the
+    materializations remember for the tests after them are checked against the tables
+    (lakecdc_verify_remembered_columns). `run_end=False`: without the package's on-run-end hook (each model then
+    writes its own watermark)."""
     proj = tmp / "proj"
     (proj / "models").mkdir(parents=True)
     shutil.copy(ROOT / "profiles.yml", proj / "profiles.yml")
@@ -131,7 +134,8 @@ def make_project(tmp: Path, warehouse: Path) -> Path:
         "name: lakecdc\nversion: '1.0'\nconfig-version: 2\nprofile: lakecdc\n"
         f"macro-paths: ['{DBT_PACKAGE_MACROS}']\n"
         "on-run-start: [\"{{ lakecdc.lakecdc_on_run_start() }}\"]\n"
-        f"vars:\n  lakecdc_warehouse: '{warehouse}'\n"
+        + ("on-run-end: [\"{{ lakecdc.lakecdc_on_run_end() }}\"]\n" if run_end else "")
+        + f"vars:\n  lakecdc_warehouse: '{warehouse}'\n  lakecdc_verify_remembered_columns: true\n"
         "models:\n  lakecdc:\n    +file_format: \"{{ var('lakecdc_table_format', 'delta') }}\"\n")
     return proj
 

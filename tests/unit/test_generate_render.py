@@ -36,8 +36,10 @@ def test_renders_models_and_yaml(tmp_path: Path):
     assert "lakecdc.lakecdc_staging('inventory', 'inventory.public.customers')" in stg
     doc = yaml.safe_load(files[tmp_path / "silver/inventory/_inventory__models.yml"])
     current = next(m for m in doc["models"] if m["name"] == "inventory__customers")
-    assert current["columns"][0] == {"name": "id", "description": "primary key column", "data_tests": ["not_null"]}
+    assert current["columns"][0] == {"name": "id", "description": "primary key column"}
     assert {"lakecdc.lakecdc_unique_current": {"arguments": {"keys": ["id"]}}} in current["data_tests"]
+    history = next(m for m in doc["models"] if m["name"] == "inventory__customers_history")
+    assert history["data_tests"] == [{"lakecdc.lakecdc_history_no_overlap": {"arguments": {"keys": ["id"]}}}]
     # plain YAML: the key list repeated in every model, no anchors (&id001) or aliases (issue 20 item 8)
     for path, text in files.items():
         if path.suffix == ".yml":
@@ -99,7 +101,7 @@ def test_a_mongodb_collection_carries_its_fields(tmp_path: Path):
         assert f"lakecdc_mongodb_fields={mapping}) }}}}" in files[tmp_path / "silver/mongo" / name]
     doc = yaml.safe_load(files[tmp_path / "silver/mongo/_mongo__models.yml"])
     current = next(m for m in doc["models"] if m["name"] == "mongo__customers")
-    assert current["columns"][0]["name"] == "_id" and current["columns"][0]["data_tests"] == ["not_null"]
+    assert current["columns"][0]["name"] == "_id" and "data_tests" not in current["columns"][0]
     assert current["data_tests"] == [
         {"lakecdc.lakecdc_unique_current": {"arguments": {"keys": ["_id"]}}},
         {"lakecdc.lakecdc_mongodb_fields": {"arguments": {"ignored": ["a b"]}, "config": {"severity": "warn"}}}]

@@ -1,6 +1,6 @@
 {#- CDC invariants as generic dbt tests (each returns the offending rows). -#}
 
-{#- Keys are unique among current rows (silver current: not soft-deleted; history: is_current). -#}
+{#- Keys are unique and not null among current rows (silver current: not soft-deleted; history: is_current). -#}
 {% test lakecdc_unique_current(model, keys, current_flag=none) %}
   {%- set cols = lakecdc.lakecdc_column_names(model) -%}
   select {% for k in keys %}{{ lakecdc.lakecdc_ident(k) }}, {% endfor %}count(*) as n
@@ -9,7 +9,7 @@
   {%- if current_flag %} and {{ lakecdc.lakecdc_ident(current_flag) }}{% endif %}
   {%- if '_is_deleted' in cols %} and not coalesce(_is_deleted, false){% endif %}
   group by {% for k in keys %}{{ lakecdc.lakecdc_ident(k) }}{% if not loop.last %}, {% endif %}{% endfor %}
-  having count(*) > 1
+  having count(*) > 1{% for k in keys %} or {{ lakecdc.lakecdc_ident(k) }} is null{% endfor %}
 {% endtest %}
 
 {#- No string column holds Debezium's unavailable-value placeholder (TOAST / LOB values not carried over). -#}

@@ -12,14 +12,51 @@
   Widening rewrites the table from itself (CREATE OR REPLACE ... AS SELECT with casts) on every engine.
 -#}
 
-{#- The relation's column names, in order: one query of no rows (no types; lakecdc_table_columns has them). -#}
+{#- The relation's column names, in order: one query of no rows (no types; lakecdc_table_columns has them), or
+    none when a materialization of this invocation wrote the table (lakecdc_remember_columns). -#}
 {% macro lakecdc_column_names(relation) %}
   {%- if not execute -%}{{ return([]) }}{%- endif -%}
+  {%- set remembered = lakecdc.lakecdc_remembered_columns(relation) -%}
+  {%- if remembered is not none -%}{{ return(remembered | map(attribute='name') | list) }}{%- endif -%}
   {{ return(run_query('select * from ' ~ relation ~ ' limit 0').column_names | list) }}
+{% endmacro %}
+
+{#- The columns [{name, type}] a CDC materialization of this dbt invocation has just written to `relation`, so that
+    the tests that follow it (a build runs 2-3 per silver table, each reading the columns: 80 statements for 20
+    tables) and the docs' catalog do not read them again. A model with post-hooks (which may alter its table) is
+    not remembered. The types are those the table was written with, as typeof() gives them: var
+    lakecdc_verify_remembered_columns (tests) reads the table as well and stops on any difference. -#}
+{% macro lakecdc_remember_columns(relation, columns) %}
+  {%- if columns is none or post_hooks -%}{{ return(none) }}{%- endif -%}
+  {%- set cache = lakecdc.lakecdc_invocation_cache() -%}
+  {%- set remembered = [] -%}
+  {%- for c in columns -%}{%- do remembered.append({'name': c['name'], 'type': c['type'] | lower}) -%}{%- endfor -%}
+  {%- do cache.update({['columns', relation | string] | tojson: remembered}) -%}
+{% endmacro %}
+
+{% macro lakecdc_remembered_columns(relation) %}
+  {%- set key = ['columns', relation | string] | tojson -%}
+  {%- set cache = lakecdc.lakecdc_invocation_cache() -%}
+  {%- if key not in cache -%}{{ return(none) }}{%- endif -%}
+  {%- set remembered = cache[key] -%}
+  {%- if var('lakecdc_verify_remembered_columns', false) -%}
+    {%- do cache.pop(key) -%}
+    {%- set read = lakecdc.lakecdc_table_columns(relation) -%}
+    {%- do cache.update({key: remembered}) -%}
+    {%- if read != remembered -%}
+      {{ exceptions.raise_compiler_error("lakecdc: the columns remembered for " ~ relation ~ " (" ~ remembered
+                                         ~ ") are not the table's (" ~ read ~ ")") }}
+    {%- endif -%}
+  {%- endif -%}
+  {%- set out = [] -%}
+  {%- for c in remembered -%}{%- do out.append({'name': c['name'], 'type': c['type']}) -%}{%- endfor -%}
+  {{ return(out) }}
 {% endmacro %}
 
 {% macro lakecdc_table_columns(relation) %}
   {%- if not execute -%}{{ return([]) }}{%- endif -%}
+  {%- set remembered = lakecdc.lakecdc_remembered_columns(relation) -%}
+  {%- if remembered is not none -%}{{ return(remembered) }}{%- endif -%}
   {%- set names = lakecdc.lakecdc_column_names(relation) -%}
   {%- set query -%}
     select {% for n in names %}typeof(__t.{{ lakecdc.lakecdc_ident(n) }}){% if not loop.last %}, {% endif %}{% endfor %}

@@ -45,6 +45,18 @@ def _rows(spark, table: str, order: str = "id") -> list[dict]:
     return [r.asDict() for r in spark.sql(f"SELECT * FROM {table} ORDER BY {order}").collect()]
 
 
+ITEM_COLUMNS = [("id", INT32), ("name", STRING), ("qty", INT32)]
+
+
+def _item_events(b: Bronze):
+    """ev(op, id, name, qty): an event of the table T with columns id, name, qty (a delete has no after image)."""
+    def ev(op: str, i: int, name: str | None = None, qty: int | None = None) -> dict:
+        after = None if op == "d" else {"id": i, "name": name, "qty": qty}
+        return b.event(T, op, {"id": i}, None, after, KEYS, ITEM_COLUMNS)
+
+    return ev
+
+
 SEMANTIC_COLUMNS = [
     ("id", INT32), ("born", DATE), ("at", MICRO_TS), ("zoned", ZONED_TS),
     ("nano", {"type": "int64", "name": "io.debezium.time.NanoTimestamp"}),
@@ -123,12 +135,8 @@ def test_row_images_decoded_once_by_field_name(engine, warehouse: Path, tmp_path
 
 def test_incremental_toast_truncate_and_no_new_version(engine, warehouse: Path, tmp_path: Path):
     spark = engine.spark
-    cols = [("id", INT32), ("name", STRING), ("qty", INT32)]
     b = Bronze(spark, warehouse)
-
-    def ev(op, i, name=None, qty=None):
-        after = None if op == "d" else {"id": i, "name": name, "qty": qty}
-        return b.event(T, op, {"id": i}, None, after, KEYS, cols)
+    ev = _item_events(b)
 
     b.land([ev("r", 1, "a", 1), ev("r", 2, "b", 2), ev("r", 3, "c", 3)])
     project = make_project(tmp_path, warehouse)
@@ -168,7 +176,7 @@ def test_incremental_toast_truncate_and_no_new_version(engine, warehouse: Path, 
     assert catalog["sources"], "the bronze sources are missing from the catalog"
 
     update = ev("u", 3, "c2", 30)
-    truncate = {**b.event(T, "t", None, None, None, KEYS, cols), "key": None}  # seq after the update
+    truncate = {**b.event(T, "t", None, None, None, KEYS, ITEM_COLUMNS), "key": None}  # seq after the update
     b.land([update, truncate, ev("c", 5, "e", 5)])
     run_dbt(engine, project, "build")
     assert [(r["id"], r["name"]) for r in _rows(spark, "silver.inv__items")] == [(5, "e")]
@@ -507,22 +515,33 @@ def test_a_table_without_a_key_gets_a_changelog(engine, warehouse: Path, tmp_pat
         run_dbt(engine, project, "build", "--select", "inv__nokey")
 
 
-def test_unique_current_leaves_soft_deleted_rows_out(engine, warehouse: Path, tmp_path: Path):
-    """lakecdc_unique_current counts a key's rows that are not soft-deleted where the table has `_is_deleted`
-    (it reads the table's column names to know), and every row where it has none."""
-    spark = engine.spark
-    spark.sql("create schema if not exists silver")
-    for name, rows, columns in (("soft_dupes", "(1, false), (1, true), (2, false)", "id, _is_deleted"),
-                                ("dupes", "(1, 'a'), (1, 'b'), (2, 'c')", "id, name")):
-        spark.sql(f"create table silver.{name} using delta location '{warehouse / 'silver' / name}' "
-                  f"as select * from values {rows} as t({columns})")
+def _project_testing_tables(engine, warehouse: Path, tmp_path: Path, test: str,
+                            tables: dict[str, tuple[str, str]]) -> Path:
+    """Silver tables of VALUES rows ({name: (rows, columns)}) and a project whose sources.yml gives each of them the
+    generic test `test` on the key id (`dbt test --select source:s.<name>`)."""
+    engine.spark.sql("create schema if not exists silver")
+    for name, (rows, columns) in tables.items():
+        engine.spark.sql(f"create table silver.{name} using delta location '{warehouse / 'silver' / name}' "
+                         f"as select * from values {rows} as t({columns})")
     project = make_project(tmp_path, warehouse)
     (project / "models" / "sources.yml").write_text(
         "version: 2\nsources:\n  - name: s\n    schema: silver\n    tables:\n"
-        + "".join(f"      - name: {name}\n        data_tests:\n"
-                  "          - lakecdc.lakecdc_unique_current:\n              arguments:\n                keys: [id]\n"
-                  for name in ("soft_dupes", "dupes")))
+        + "".join(f"      - name: {name}\n        data_tests:\n          - {test}:\n"
+                  "              arguments:\n                keys: [id]\n" for name in tables))
+    return project
+
+
+def test_unique_current_leaves_soft_deleted_rows_out(engine, warehouse: Path, tmp_path: Path):
+    """lakecdc_unique_current counts a key's rows that are not soft-deleted where the table has `_is_deleted`
+    (it reads the table's column names to know), and every row where it has none; a null key fails it too (the
+    generated current models have no separate not_null test)."""
+    project = _project_testing_tables(engine, warehouse, tmp_path, "lakecdc.lakecdc_unique_current", {
+        "soft_dupes": ("(1, false), (1, true), (2, false)", "id, _is_deleted"),
+        "dupes": ("(1, 'a'), (1, 'b'), (2, 'c')", "id, name"),
+        "null_key": ("(cast(null as int), 'a'), (2, 'c')", "id, name")})
     run_dbt(engine, project, "test", "--select", "source:s.soft_dupes")
+    with pytest.raises(AssertionError, match="dbt test --select source:s.null_key failed"):
+        run_dbt(engine, project, "test", "--select", "source:s.null_key")
     with pytest.raises(AssertionError, match="dbt test --select source:s.dupes failed"):
         run_dbt(engine, project, "test", "--select", "source:s.dupes")
     assert "lakecdc_unique_current_s_dupes_id" in (project / "target" / "run_results.json").read_text()
@@ -582,3 +601,109 @@ def test_a_batch_landed_while_dbt_runs_waits_for_the_next_build(engine, warehous
     assert [(r["id"], r["name"], r["note"]) for r in _rows(spark, "silver.inv__items")] == [(1, "b", "n")]
     history = _rows(spark, "silver.inv__items_history", "valid_from_seq")
     assert [(r["name"], r["note"], r["is_current"]) for r in history] == [("a", None, False), ("b", "n", True)]
+
+
+def _watermarks(spark) -> dict[str, int]:
+    rows = spark.sql("select model, max(batch_id) from silver.lakecdc_state group by model").collect()
+    return {r[0]: r[1] for r in rows}
+
+
+def test_a_build_asks_bronze_once_per_table_and_writes_its_watermarks_in_one_commit(engine, warehouse: Path,
+                                                                                  tmp_path: Path):
+    """One thread, so that a table's history model runs after its current model: the history model takes the
+    current model's answers about the new bronze rows (lakecdc_bounded_rows), the tests after the models take
+    the columns the models wrote (lakecdc_remember_columns) instead of reading them, and the package's on-run-end
+    hook writes both models' watermarks in one Delta commit of lakecdc_state."""
+    spark = engine.spark
+    b = Bronze(spark, warehouse)
+    ev = _item_events(b)
+    b.land([ev("c", i, f"n{i}", i) for i in (1, 2)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    quick = ("--threads", "1", "--vars", "{lakecdc_verify_remembered_columns: false}")
+    run_dbt(engine, project, "build", *quick)
+    state = warehouse / "silver" / "lakecdc_state"
+    versions = delta_versions(state)
+    assert _watermarks(spark) == {"silver.inv__items": b.batch, "silver.inv__items_history": b.batch}
+    batch = b.land([ev("u", 1, "m1", 1)])
+    questions = _log_count(project, "select 'n' as kind")
+    column_reads = _log_count(project, " limit 0")
+    run_dbt(engine, project, "build", *quick)
+    assert _log_count(project, "select 'n' as kind") == questions + 1
+    # the current and the history model read their own tables' columns before merging; the tests read none
+    assert _log_count(project, " limit 0") == column_reads + 2
+    assert delta_versions(state) == versions + 1
+    assert _watermarks(spark) == {"silver.inv__items": batch, "silver.inv__items_history": batch}
+    assert [(r["id"], r["name"]) for r in _rows(spark, "silver.inv__items")] == [(1, "m1"), (2, "n2")]
+
+
+def test_without_the_run_end_hook_each_model_writes_its_watermark(engine, warehouse: Path, tmp_path: Path):
+    """A project that takes the macros through macro-paths and declares only on-run-start (as projects made before
+    the hook did) gets each model's watermark written with the model, as before."""
+    spark = engine.spark
+    cols = [("id", INT32), ("name", STRING)]
+    b = Bronze(spark, warehouse)
+    b.land([b.event(T, "c", {"id": 1}, None, {"id": 1, "name": "a"}, KEYS, cols)])
+    project = make_project(tmp_path, warehouse, run_end=False)
+    _generate(spark, project)
+    run_dbt(engine, project, "build")
+    state = warehouse / "silver" / "lakecdc_state"
+    versions = delta_versions(state)
+    batch = b.land([b.event(T, "u", {"id": 1}, None, {"id": 1, "name": "b"}, KEYS, cols)])
+    run_dbt(engine, project, "build")
+    assert delta_versions(state) == versions + 2
+    assert _watermarks(spark) == {"silver.inv__items": batch, "silver.inv__items_history": batch}
+    run_dbt(engine, project, "build")
+    assert delta_versions(state) == versions + 2, "a build with no new bronze rows wrote a watermark"
+
+
+def test_a_build_stopped_before_its_run_end_hook_is_redone_by_the_next(engine, warehouse: Path, tmp_path: Path):
+    """The watermarks wait for the on-run-end hook: a build that stops before it (here a hook ahead of it fails)
+    leaves silver written and the watermarks where they were. The next build merges the same batches again from
+    all their keys' events, and silver (current state and every history version) is what builds that never stopped
+    give."""
+    spark = engine.spark
+    b = Bronze(spark, warehouse)
+    ev = _item_events(b)
+
+    first = b.land([ev("r", 1, "a", 1), ev("r", 2, "b", 2), ev("r", 3, "c", 3)])
+    project = make_project(tmp_path, warehouse)
+    _generate(spark, project)
+    run_dbt(engine, project, "build")
+    settings = project / "dbt_project.yml"
+    hook = "on-run-end: [\"{{ lakecdc.lakecdc_on_run_end() }}\"]"
+    text = settings.read_text()
+    assert hook in text
+    stop = "{% if execute %}{{ exceptions.raise_compiler_error('stopped') }}{% endif %}"
+    settings.write_text(text.replace(hook, f"on-run-end: [\"{stop}\", \"{{{{ lakecdc.lakecdc_on_run_end() }}}}\"]"))
+    b.land([ev("u", 1, "a2", 10), ev("d", 2), ev("c", 4, "d", 4)])
+    with pytest.raises(AssertionError, match="stopped"):
+        run_dbt(engine, project, "build")
+    assert [(r["id"], r["name"]) for r in _rows(spark, "silver.inv__items")] == [(1, "a2"), (3, "c"), (4, "d")]
+    assert set(_watermarks(spark).values()) == {first}
+    settings.write_text(text)
+    last = b.land([ev("u", 1, "a3", 11), ev("u", 4, "d2", 5), ev("c", 2, "b2", 20)])
+    run_dbt(engine, project, "build")
+    current = [(r["id"], r["name"], r["qty"]) for r in _rows(spark, "silver.inv__items")]
+    assert current == [(1, "a3", 11), (2, "b2", 20), (3, "c", 3), (4, "d2", 5)]
+    history = [(r["id"], r["name"], r["is_current"])
+               for r in _rows(spark, "silver.inv__items_history", "id, valid_from_seq")]
+    assert history == [(1, "a", False), (1, "a2", False), (1, "a3", True), (2, "b", False), (2, "b2", True),
+                       (3, "c", True), (4, "d", False), (4, "d2", True)]
+    assert set(_watermarks(spark).values()) == {last}
+
+
+def test_history_no_overlap_finds_overlapping_and_two_open_versions_of_a_key(engine, warehouse: Path,
+                                                                            tmp_path: Path):
+    """lakecdc_history_no_overlap, the one test generated for a history model: it fails on a key with two open
+    versions (valid_to_seq null: what a unique_current test on is_current would find) and on versions that overlap,
+    and passes on versions that follow each other."""
+    open_, columns = "cast(null as string)", "id, valid_from_seq, valid_to_seq"
+    project = _project_testing_tables(engine, warehouse, tmp_path, "lakecdc.lakecdc_history_no_overlap", {
+        "good": (f"(1, '1', '2'), (1, '2', {open_}), (2, '1', {open_})", columns),
+        "two_open": (f"(1, '1', {open_}), (1, '2', {open_}), (2, '1', {open_})", columns),
+        "overlap": (f"(1, '1', '3'), (1, '2', {open_})", columns)})
+    run_dbt(engine, project, "test", "--select", "source:s.good")
+    for name in ("two_open", "overlap"):
+        with pytest.raises(AssertionError, match=f"dbt test --select source:s.{name} failed"):
+            run_dbt(engine, project, "test", "--select", f"source:s.{name}")
