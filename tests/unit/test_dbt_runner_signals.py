@@ -78,3 +78,45 @@ def test_full_collections_are_rare_during_dbt_and_as_before_after_it() -> None:
         assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+_MACRO_COMPILE = """
+import threading, types
+import dbt_common.clients.jinja as jinja
+from ingest import dbt_runner
+
+compiled = []
+real = jinja.get_template
+
+def counting(string, ctx, node=None, **kwargs):
+    compiled.append(dbt_runner.MACRO_COMPILE_LOCK.locked())
+    return real(string, ctx, node=node, **kwargs)
+
+jinja.get_template = counting
+dbt_runner.compile_each_macro_once()
+dbt_runner.compile_each_macro_once()   # a second dbt run in the process: still one wrapper
+cache = jinja.TemplateCache()
+node = types.SimpleNamespace(macro_sql="{% macro m() %}x{% endmacro %}", name="m", unique_id="macro.t.m")
+start = threading.Barrier(8)
+templates = []
+
+def call():
+    start.wait()
+    templates.append(cache.get_node_template(node))
+
+threads = [threading.Thread(target=call) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(compiled, len({id(t) for t in templates}))
+"""
+
+
+def test_threads_calling_a_new_macro_at_once_compile_it_once_under_the_lock():
+    """compile_each_macro_once: eight threads asking dbt's template cache for the same new macro at once get one
+    template, compiled once and under the lock (dbt's own cache has no lock: each thread that missed compiled it)."""
+    result = subprocess.run([sys.executable, "-c", _MACRO_COMPILE], capture_output=True, text=True, cwd=ROOT,
+                            timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["[True]", "1"]
