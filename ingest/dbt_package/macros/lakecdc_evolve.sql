@@ -12,8 +12,8 @@
   Widening rewrites the table from itself (CREATE OR REPLACE ... AS SELECT with casts) on every engine.
 -#}
 
-{#- The relation's column names, in order: one query of no rows (no types; lakecdc_table_columns has them), or
-    none when a materialization of this invocation wrote the table (lakecdc_remember_columns). -#}
+{#- The relation's column names, in order: one query of no rows (no types; lakecdc_table_columns has them), or no
+    query when a materialization of this invocation wrote the table (lakecdc_remember_columns). -#}
 {% macro lakecdc_column_names(relation) %}
   {%- if not execute -%}{{ return([]) }}{%- endif -%}
   {%- set remembered = lakecdc.lakecdc_remembered_columns(relation) -%}
@@ -22,8 +22,8 @@
 {% endmacro %}
 
 {#- The columns [{name, type}] a CDC materialization of this dbt invocation has just written to `relation`, so that
-    the tests that follow it (a build runs 2-3 per silver table, each reading the columns: 80 statements for 20
-    tables) and the docs' catalog do not read them again. A model with post-hooks (which may alter its table) is
+    the tests that follow it do not read them again (the generated ones read them in 3 statements per table) nor
+    does anything else that asks for them in the same invocation. A model with post-hooks (which may alter its table) is
     not remembered. The types are those the table was written with, as typeof() gives them: var
     lakecdc_verify_remembered_columns (tests) reads the table as well and stops on any difference. -#}
 {% macro lakecdc_remember_columns(relation, columns) %}
