@@ -52,8 +52,8 @@
 {% macro lakecdc_write_watermark(state, relation, batch_id) %}
   {%- if lakecdc.lakecdc_table_format() != 'delta' -%}{{ return(none) }}{%- endif -%}
   {%- if lakecdc.lakecdc_watermarks_wait_for_run_end() -%}
-    {%- do lakecdc.lakecdc_invocation_cache().setdefault('pending_watermarks', {}).update(
-          {relation | string: [state, batch_id]}) -%}
+    {%- set pending = lakecdc.lakecdc_invocation_cache().setdefault('pending_watermarks', {}) -%}
+    {%- do pending.setdefault(state | string, [state, {}])[1].update({relation | string: batch_id}) -%}
     {{ return(none) }}
   {%- endif -%}
   {%- call statement('lakecdc_state_write') -%}{{ lakecdc.lakecdc_watermarks_insert(state, {relation | string: batch_id}) }}{%- endcall -%}
@@ -96,16 +96,11 @@
   {%- endif -%}
 {% endmacro %}
 
-{#- on-run-end (dbt_project.yml): the watermarks of the models this invocation built (lakecdc_write_watermark), in one
-    append per state table. -#}
+{#- on-run-end (dbt_project.yml): the watermarks of the models this invocation built (lakecdc_write_watermark keeps
+    them per state table), in one append per state table. -#}
 {% macro lakecdc_on_run_end() %}
   {%- if execute -%}
-    {%- set pending = lakecdc.lakecdc_invocation_cache().pop('pending_watermarks', {}) -%}
-    {%- set by_state = {} -%}
-    {%- for model_name, entry in pending.items() -%}
-      {%- do by_state.setdefault(entry[0] | string, [entry[0], {}])[1].update({model_name: entry[1]}) -%}
-    {%- endfor -%}
-    {%- for key, entry in by_state | dictsort -%}
+    {%- for key, entry in lakecdc.lakecdc_invocation_cache().pop('pending_watermarks', {}) | dictsort -%}
       {%- call statement('lakecdc_state_write') -%}{{ lakecdc.lakecdc_watermarks_insert(entry[0], entry[1]) }}{%- endcall -%}
     {%- endfor -%}
   {%- endif -%}

@@ -641,15 +641,15 @@ def test_without_the_run_end_hook_each_model_writes_its_watermark(engine, wareho
     """A project that takes the macros through macro-paths and declares only on-run-start (as projects made before
     the hook did) gets each model's watermark written with the model, as before."""
     spark = engine.spark
-    cols = [("id", INT32), ("name", STRING)]
     b = Bronze(spark, warehouse)
-    b.land([b.event(T, "c", {"id": 1}, None, {"id": 1, "name": "a"}, KEYS, cols)])
+    ev = _item_events(b)
+    b.land([ev("c", 1, "a", 1)])
     project = make_project(tmp_path, warehouse, run_end=False)
     _generate(spark, project)
     run_dbt(engine, project, "build")
     state = warehouse / "silver" / "lakecdc_state"
     versions = delta_versions(state)
-    batch = b.land([b.event(T, "u", {"id": 1}, None, {"id": 1, "name": "b"}, KEYS, cols)])
+    batch = b.land([ev("u", 1, "b", 1)])
     run_dbt(engine, project, "build")
     assert delta_versions(state) == versions + 2
     assert _watermarks(spark) == {"silver.inv__items": batch, "silver.inv__items_history": batch}
@@ -665,7 +665,6 @@ def test_a_build_stopped_before_its_run_end_hook_is_redone_by_the_next(engine, w
     spark = engine.spark
     b = Bronze(spark, warehouse)
     ev = _item_events(b)
-
     first = b.land([ev("r", 1, "a", 1), ev("r", 2, "b", 2), ev("r", 3, "c", 3)])
     project = make_project(tmp_path, warehouse)
     _generate(spark, project)
