@@ -40,9 +40,7 @@
   {%- if key not in cache -%}{{ return(none) }}{%- endif -%}
   {%- set remembered = cache[key] -%}
   {%- if var('lakecdc_verify_remembered_columns', false) -%}
-    {%- do cache.pop(key) -%}
-    {%- set read = lakecdc.lakecdc_table_columns(relation) -%}
-    {%- do cache.update({key: remembered}) -%}
+    {%- set read = lakecdc.lakecdc_read_table_columns(relation) -%}
     {%- if read != remembered -%}
       {{ exceptions.raise_compiler_error("lakecdc: the columns remembered for " ~ relation ~ " (" ~ remembered
                                          ~ ") are not the table's (" ~ read ~ ")") }}
@@ -57,7 +55,12 @@
   {%- if not execute -%}{{ return([]) }}{%- endif -%}
   {%- set remembered = lakecdc.lakecdc_remembered_columns(relation) -%}
   {%- if remembered is not none -%}{{ return(remembered) }}{%- endif -%}
-  {%- set names = lakecdc.lakecdc_column_names(relation) -%}
+  {{ return(lakecdc.lakecdc_read_table_columns(relation)) }}
+{% endmacro %}
+
+{#- The table's columns read from the table itself, whatever was remembered. -#}
+{% macro lakecdc_read_table_columns(relation) %}
+  {%- set names = run_query('select * from ' ~ relation ~ ' limit 0').column_names | list -%}
   {%- set query -%}
     select {% for n in names %}typeof(__t.{{ lakecdc.lakecdc_ident(n) }}){% if not loop.last %}, {% endif %}{% endfor %}
     from (select 1 as __one) __o left join (select * from {{ relation }} limit 1) __t on true
