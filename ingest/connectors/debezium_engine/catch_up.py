@@ -1,8 +1,10 @@
 """When a Debezium-engine source is caught up (`lakecdc run --until-caught-up` stops there).
 
 Debezium's metrics (jvm.progress) say whether the connector streams and whether its queue is empty; they do not
-say whether the change stream's backlog is read. Where the source can say how far it is, it is asked once, when
-streaming is first seen (the target), and the connector must have read and queued everything up to it:
+say whether the change stream's backlog is read. Where the source can say how far it is, it is asked when streaming
+is first seen (the target), and the connector must have read and queued everything up to it; a target reached is
+forgotten, so a run that goes on past a catch-up (tests run a workload there) catches up next with what the source
+holds when it is asked again:
   - PostgreSQL: the connector's replication connection reports as its write position (pg_stat_replication.
     write_lsn) the last position it read, keepalives included, and it reads the next message only after it
     queued the events of the previous one; so a write position at or past `pg_current_wal_flush_lsn()` means
@@ -63,7 +65,10 @@ class PostgresProbe:
                             "JOIN pg_stat_replication r ON r.pid = s.active_pid WHERE s.slot_name = %s",
                             (self.target, self.slot))
                 row = cur.fetchone()
-                return bool(row and row[0])
+                reached = bool(row and row[0])
+                if reached:
+                    self.target = None
+                return reached
         finally:
             conn.close()
 
@@ -103,7 +108,10 @@ class BinlogProbe:
             return False
         if self.target is None:
             self.target = self._master_position()
-        return _binlog_key(*progress.binlog) >= self.target
+        reached = _binlog_key(*progress.binlog) >= self.target
+        if reached:
+            self.target = None
+        return reached
 
 
 def _binlog_key(file: str, position: int) -> tuple[int, int]:
