@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -43,6 +45,8 @@ public final class ConnectJson implements Converter {
     private static final byte[] FALSE = {'f', 'a', 'l', 's', 'e'};
 
     private final JsonConverter delegate = new JsonConverter();
+    private final Map fieldNames = Collections.synchronizedMap(new IdentityHashMap());   // Schema -> byte[][]
+    private final ThreadLocal buffers = new ThreadLocal();   // each converting thread's Out, reused
     private boolean schemasEnabled = true;          // JsonConverter's defaults
     private boolean decimalsAsBase64 = true;
     private boolean replaceNullWithDefault = true;
@@ -68,7 +72,12 @@ public final class ConnectJson implements Converter {
         }
         byte[] written;
         try {
-            Out out = new Out();
+            Out out = (Out) buffers.get();
+            if (out == null) {
+                out = new Out();
+                buffers.set(out);
+            }
+            out.size = 0;
             write(out, schema, value);
             written = out.bytes();
         } catch (Unsure unsure) {
@@ -256,13 +265,10 @@ public final class ConnectJson implements Converter {
         }
         out.add((byte) '{');
         List fields = schema.fields();
+        byte[][] names = names(schema, fields);
         for (int i = 0; i < fields.size(); i++) {
             Field field = (Field) fields.get(i);
-            if (i > 0) {
-                out.add((byte) ',');
-            }
-            text(out, field.name());
-            out.add((byte) ':');
+            out.add(names[i]);
             Object fieldValue = struct.get(field);   // the default when the value is null and a default exists
             if (fieldValue != null && !replaceNullWithDefault && field.schema().defaultValue() != null) {
                 fieldValue = struct.getWithoutDefault(field.name());
@@ -272,14 +278,33 @@ public final class ConnectJson implements Converter {
         out.add((byte) '}');
     }
 
+    /** The struct schema's field names as written before their values (`"name":`, `,"name":` after the first),
+     * made once per schema object (the engine's converter threads share them). */
+    private byte[][] names(Schema schema, List fields) {
+        byte[][] names = (byte[][]) fieldNames.get(schema);
+        if (names == null) {
+            names = new byte[fields.size()][];
+            for (int i = 0; i < names.length; i++) {
+                Out out = new Out();
+                if (i > 0) {
+                    out.add((byte) ',');
+                }
+                text(out, ((Field) fields.get(i)).name());
+                names[i] = out.add((byte) ':').bytes();
+            }
+            fieldNames.put(schema, names);
+        }
+        return names;
+    }
+
     /** A JSON string as Jackson writes it: quote, backslash and control characters escaped, the rest UTF-8. */
     private static void text(Out out, String text) {
-        out.add((byte) '"');
         int length = text.length();
+        out.room(6 * length + 2);   // 6: the longest a character takes (an escape: backslash, u, four digits)
+        byte[] buffer = out.buffer;
+        buffer[out.size++] = '"';
         for (int i = 0; i < length; i++) {
-            out.room(6);   // the longest a character takes (an escape: backslash, u, four digits)
             char c = text.charAt(i);
-            byte[] buffer = out.buffer;
             if (c < 0x80) {
                 if (c >= 0x20 && c != '"' && c != '\\') {
                     buffer[out.size++] = (byte) c;
