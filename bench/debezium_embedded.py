@@ -6,12 +6,11 @@
 1. Snapshot of a ROWS-row, 8-column table (bench/postgres.py's table) by Debezium's postgres connector in the
    embedded engine: `run_source` into bronze (the product path: records cross to Python, decoded, landed in
    Delta), against the same connector delivering to a consumer that touches no record (no per-record crossing:
-   the JVM's limit for this connector here) in the same run. Three such limits: records as Kafka Connect's
-   JsonConverter writes them with a schema in each (Kafka Connect's and Debezium Server's usual format), and
-   without schemas (what lakecdc lands; lakecdc numbers each schema once); and the same bytes written by lakecdc's
-   converter (debezium_engine/ConnectJson.java, which lakecdc's runs use): the limit for what lakecdc lands. And a
-   fourth reference, the last with each batch decoded as lakecdc does (in Java, into bronze's columns, handed over
-   to Python as Arrow buffers: debezium_engine/decoding.py) but not landed: what the decoding costs.
+   the JVM's limit for this connector here) in the same run. Two such limits: records as JsonConverter writes
+   them with a schema in each (Kafka Connect's and Debezium Server's usual format), and as lakecdc takes them
+   (JsonConverter without schemas; lakecdc numbers each schema once); and a third reference, the latter with each
+   batch decoded as lakecdc does (in Java, into bronze's columns, handed over to Python as Arrow buffers:
+   debezium_engine/decoding.py) but not landed: what the decoding costs.
    Each reference runs twice in one JVM: from a cold JVM (it compiles Debezium's code as it goes: a JIT compiler
    thread busy 10 s of a 30 s snapshot) and warm; lakecdc's run 1 is compared with the cold passes, its runs 2..
    (the same JVM) with the warm ones.
@@ -140,12 +139,6 @@ jvm.start_jvm()
 import jpype
 props, expected, schemas, hand_over = json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
 passes = int(sys.argv[6])   # runs of the connector in this JVM, each from the beginning: the later ones warm
-ours = sys.argv[7] == "1"   # lakecdc's converter (ConnectJson.java) instead of Kafka Connect's JsonConverter
-loader = None
-if ours:
-    from ingest.connectors.debezium_engine.decoding import CONVERTER_CLASS, converter_class_loader
-    loader = converter_class_loader()
-    props["converter.class"] = CONVERTER_CLASS
 if hand_over:
     from ingest.connectors.debezium_engine.decoding import RecordDecoder
     from ingest.connectors.debezium_engine.offsets import EngineOffsets
@@ -187,13 +180,8 @@ for run in range(passes):
                  "converter.schemas.enable": schemas}.items():
         p.setProperty(k, str(v))
     consumer = Count()
-    thread = jpype.JClass("java.lang.Thread").currentThread()
-    previous = thread.getContextClassLoader()
-    if loader is not None:   # where the engine finds lakecdc's converter (as jvm.EmbeddedEngine does)
-        thread.setContextClassLoader(loader)
     engine = (jpype.JClass("io.debezium.engine.DebeziumEngine").create(
         jpype.JClass("io.debezium.engine.format.JsonByteArray")).using(p).notifying(consumer).build())
-    thread.setContextClassLoader(previous)
     executor = jpype.JClass("java.util.concurrent.Executors").newSingleThreadExecutor()
     executor.execute(engine)
     consumer.done.wait(3600)
@@ -204,20 +192,19 @@ for run in range(passes):
 '''
 
 
-# JVM limit -> (converter.schemas.enable, each batch decoded as lakecdc does, lakecdc's converter writes the JSON)
-LIMITS = {"with schemas": ("true", False, False), "as lakecdc takes them": ("false", False, False),
-          "as lakecdc takes them, lakecdc's converter": ("false", False, True),
-          "as lakecdc takes them, lakecdc's converter, decoded as lakecdc does": ("false", True, True)}
+# JVM limit -> (converter.schemas.enable, each batch decoded as lakecdc does)
+LIMITS = {"with schemas": ("true", False), "as lakecdc takes them": ("false", False),
+          "as lakecdc takes them, decoded as lakecdc does": ("false", True)}
 
 
-def engine_only(mode: str, expected: int, converter: tuple[str, bool, bool], passes: int = 1) -> list[Run]:
+def engine_only(mode: str, expected: int, converter: tuple[str, bool], passes: int = 1) -> list[Run]:
     """The same connector to a consumer that counts the batch sizes only (and decodes each batch as lakecdc does
     when asked), until `expected` records arrived; `passes` times in one JVM (the first from a cold one, which
     starts and compiles Debezium's code as it goes; the others warm), each pass from the beginning (fresh offsets,
     the same slot)."""
-    schemas, hand_over, ours = converter
+    schemas, hand_over = converter
     out = subprocess.run([sys.executable, "-c", ENGINE_ONLY, str(ROOT), json.dumps(properties(mode)), str(expected),
-                          schemas, "1" if hand_over else "0", str(passes), "1" if ours else "0"],
+                          schemas, "1" if hand_over else "0", str(passes)],
                          capture_output=True, text=True, timeout=7200)
     if out.returncode != 0:
         raise SystemExit(f"engine-only run failed: {out.stderr[-2000:]}")

@@ -31,13 +31,7 @@ from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
 from ingest.connectors.debezium_engine import jvm, prerequisites
 from ingest.connectors.debezium_engine.catch_up import PROBES, SourceProbe, probe_for
-from ingest.connectors.debezium_engine.decoding import (
-    CONVERTER_CLASS,
-    DecodedRecords,
-    RecordDecoder,
-    compile_in_background,
-    converter_class_loader,
-)
+from ingest.connectors.debezium_engine.decoding import DecodedRecords, RecordDecoder, compile_in_background
 from ingest.connectors.debezium_engine.history import history_lines
 from ingest.connectors.debezium_engine.offsets import EngineOffsets
 from ingest.connectors.debezium_engine.properties import FIELDS_BY_CONNECTOR
@@ -92,8 +86,7 @@ class DebeziumEngineConnector(SourceConnector):
                  "offset.storage.file.filename": str(state_dir / "offsets.dat"),
                  "offset.flush.interval.ms": "0",   # a flush happens only when bronze committed (HandOver.commit)
                  # each schema is numbered once (decoding.py); bronze keeps every record's schema
-                 "converter.schemas.enable": "false",
-                 "converter.class": CONVERTER_CLASS}   # JsonConverter's bytes, written faster (ConnectJson.java)
+                 "converter.schemas.enable": "false"}
         probe = PROBES.get(self.connector_class)
         if probe is not None:
             props = {**probe.ENGINE_DEFAULTS, **props}
@@ -155,8 +148,7 @@ class DebeziumEngineConnector(SourceConnector):
                      if key.startswith("converter.")}
         records = self._record_decoder(decoder, converter, offsets)
         engine = self._engine = jvm.EmbeddedEngine(properties, schema_topic=self.topic_prefix, decode=records.decode,
-                                                   multi_partition=multi,
-                                                   class_loader=converter_class_loader())
+                                                   multi_partition=multi)
         engine.start()
         return engine
 

@@ -5,11 +5,9 @@ made of it, and builds the rows the debezium-json `Decoder` would: the same seq 
 tiebreak), table_id, op, timestamps, transaction and snapshot marker, the key and value texts as the converter
 wrote them. It hands a batch's rows over as Arrow buffers in one crossing. The records it leaves (schema change
 events, anything on the schema change topic, anything unusual) go through the Python `Decoder`, which also
-rejects what cannot be landed; the two share the decoder's position across those records. The JsonConverter text
-is written by ConnectJson.java, the engine's converter: JsonConverter's bytes (without schemas) written straight
-from the record's values, where Kafka Connect's JsonConverter builds a Jackson tree of each record first.
+rejects what cannot be landed; the two share the decoder's position across those records.
 
-The classes are compiled once per process, by Janino (a Java compiler in a jar, which Spark uses for its own code
+The class is compiled once per process, by Janino (a Java compiler in a jar, which Spark uses for its own code
 generation: pyspark's jars hold it, as does every Spark installation), since a JRE has no compiler: on a thread
 of its own when a run validates its source (compile_in_background), else when the engine starts.
 """
@@ -43,8 +41,6 @@ from ingest.errors import LakecdcError
 
 JAVA_SOURCE = Path(__file__).with_name("EventColumns.java")
 JAVA_CLASS = "lakecdc.EventColumns"
-CONVERTER_SOURCE = Path(__file__).with_name("ConnectJson.java")
-CONVERTER_CLASS = "lakecdc.ConnectJson"   # the engine's converter (connector.py)
 # EventColumns.take()'s columns, in its order
 TEXT_COLUMNS = ("topic", "table_id", "op", "seq", "key", "value", "txn_id", "snapshot")
 LONG_COLUMNS = ("ts_ms", "source_ts_ms")
@@ -91,42 +87,26 @@ def compile_java(source: str, class_name: str) -> Any:
     return java(compiler.getClassLoader().loadClass(class_name))
 
 
-def _compiled_class(source: Path, class_name: str, what: str) -> Any:
-    """The class `class_name` of the Java file `source`, compiled once per process (the JVM must be running)."""
+def event_columns_class() -> Any:
+    """lakecdc.EventColumns, compiled once per process (the JVM must be running)."""
     with _compile_lock:
-        if class_name not in _compiled:
+        if "class" not in _compiled:
             import jpype
 
             try:
-                _compiled[class_name] = compile_java(source.read_text(), class_name)
+                _compiled["class"] = compile_java(JAVA_SOURCE.read_text(), JAVA_CLASS)
             except jpype.JException as exc:
-                raise LakecdcError(f"the Debezium engine's {what} does not compile: {exc.getMessage()}") from None
-        return _compiled[class_name]
-
-
-def event_columns_class() -> Any:
-    """lakecdc.EventColumns (the decoder)."""
-    return _compiled_class(JAVA_SOURCE, JAVA_CLASS, "decoder")
-
-
-def connect_json_class() -> Any:
-    """lakecdc.ConnectJson (the engine's converter: JsonConverter's bytes without its Jackson tree)."""
-    return _compiled_class(CONVERTER_SOURCE, CONVERTER_CLASS, "converter")
-
-
-def converter_class_loader() -> Any:
-    """The class loader where the engine finds CONVERTER_CLASS (jvm.EmbeddedEngine's class_loader)."""
-    return connect_json_class().class_.getClassLoader()
+                raise LakecdcError(f"the Debezium engine's decoder does not compile: {exc.getMessage()}") from None
+        return _compiled["class"]
 
 
 def compile_in_background() -> None:
-    """Start compiling EventColumns and ConnectJson on a thread of their own (the JVM must be running): a run
-    validates its source first, and the compilation (about a second) overlaps the Spark session's start. A failure
-    shows when the engine starts (the class is compiled again there, and raises)."""
+    """Start compiling EventColumns on a thread of its own (the JVM must be running): a run validates its source
+    first, and the compilation (about a second) overlaps the Spark session's start. A failure shows when the
+    engine starts (event_columns_class compiles again, and raises)."""
 
     def compile_quietly() -> None:
         try:
-            connect_json_class()
             event_columns_class()
         except Exception:  # noqa: BLE001 (raised again where the class is needed)
             pass

@@ -51,7 +51,7 @@ def start_jvm() -> None:
         for name in ("java.util.Properties", "java.util.HashMap", "java.io.ObjectOutputStream",
                      "java.io.FileOutputStream", "com.fasterxml.jackson.databind.ObjectMapper",
                      "io.debezium.engine.DebeziumEngine", "io.debezium.engine.format.JsonByteArray",
-                     "java.util.concurrent.Executors", "java.lang.Class", "java.lang.Thread"):
+                     "java.util.concurrent.Executors", "java.lang.Class"):
             _JAVA[name.rsplit(".", 1)[-1]] = jpype.JClass(name)
         _JAVA["mapper"] = _JAVA["ObjectMapper"]()
         _unlink_garbage_collectors()
@@ -202,14 +202,12 @@ class EmbeddedEngine:
     """One Debezium connector running in the embedded engine on a Java thread; `handovers` yields its batches."""
 
     def __init__(self, properties: dict[str, str], schema_topic: str, decode: Callable[[Any, int, dict[str, str]], Any],
-                 multi_partition: bool = False, queue_size: int = 8, class_loader: Any = None) -> None:
+                 multi_partition: bool = False, queue_size: int = 8) -> None:
         """`schema_topic`: where the connector sends its schema change events (its topic.prefix); `decode(records,
         cut, offsets)`: what a hand-over holds of the engine's batch (a java.util.List of its records; HandOver.cut
         and .offsets), called on the engine's thread in batch order; `multi_partition`: its records may belong to
-        several source partitions (SQL Server, several databases); `class_loader`: where Debezium finds a converter
-        class the properties name that is not on the JVM's class path (a class compiled at run time)."""
+        several source partitions (SQL Server, several databases)."""
         self.properties = properties
-        self.class_loader = class_loader
         self.decode = decode
         self.schema_topic = schema_topic
         self.multi_partition = multi_partition
@@ -253,17 +251,9 @@ class EmbeddedEngine:
         for key, value in self.properties.items():
             props.setProperty(key, value)
         self._consumer, self._completion = Consumer(), Completion()   # kept alive while Java holds them
-        # JsonByteArray: the JsonConverter's UTF-8 bytes as Java byte[] (what bronze keeps of a key and value); the
-        # engine makes its converters when it is built, loading their classes through the thread's context loader
-        thread = _JAVA["Thread"].currentThread()
-        previous = thread.getContextClassLoader()
-        if self.class_loader is not None:
-            thread.setContextClassLoader(self.class_loader)
-        try:
-            self._engine = (_JAVA["DebeziumEngine"].create(_JAVA["JsonByteArray"]).using(props)
-                            .notifying(self._consumer).using(self._completion).build())
-        finally:
-            thread.setContextClassLoader(previous)
+        # JsonByteArray: the JsonConverter's UTF-8 bytes as Java byte[] (what bronze keeps of a key and value)
+        self._engine = (_JAVA["DebeziumEngine"].create(_JAVA["JsonByteArray"]).using(props).notifying(self._consumer)
+                        .using(self._completion).build())
         self._executor = _JAVA["Executors"].newSingleThreadExecutor()
         self._executor.execute(self._engine)
 

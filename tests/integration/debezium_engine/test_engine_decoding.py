@@ -21,7 +21,7 @@ from ingest.bronze.contract import BronzeEvent, BronzeReject, BronzeSchemaChange
 from ingest.config import SourceSettings
 from ingest.connectors.debezium_engine import jvm
 from ingest.connectors.debezium_engine.connector import DebeziumEngineConnector
-from ingest.connectors.debezium_engine.decoding import DecodedRecords, RecordDecoder, converter_class_loader
+from ingest.connectors.debezium_engine.decoding import DecodedRecords, RecordDecoder
 from ingest.connectors.debezium_engine.offsets import EngineOffsets
 from ingest.connectors.debezium_json.records import DecodedSchemaChange, Decoder, RecordError
 from tests.support.e2e import (
@@ -98,8 +98,7 @@ def compare_run(tmp_path: Path, properties: dict[str, Any], workload: Callable[[
             pairs.append((outputs.get(index, {"kind": "missing"}), expected))
         return decoded
 
-    engine = jvm.EmbeddedEngine(engine_properties, schema_topic=prefix, decode=decode,
-                                class_loader=converter_class_loader())
+    engine = jvm.EmbeddedEngine(engine_properties, schema_topic=prefix, decode=decode)
     engine.start()
     try:
         deadline, worked, checked, finished = time.monotonic() + 300, False, 0, False
