@@ -8,9 +8,10 @@
    Delta), against the same connector delivering to a consumer that touches no record (no per-record crossing:
    the JVM's limit for this connector here) in the same run. Two such limits: records as JsonConverter writes
    them with a schema in each (Kafka Connect's and Debezium Server's usual format), and as lakecdc takes them
-   (JsonConverter without schemas; lakecdc numbers each schema once); and a third reference, the latter with each
-   batch decoded as lakecdc does (in Java, into bronze's columns, handed over to Python as Arrow buffers:
-   debezium_engine/decoding.py) but not landed: what the decoding costs.
+   (JsonConverter without schemas; lakecdc numbers each schema once); and a third reference, the connector's
+   records handed over as lakecdc's engine takes them (unconverted) and each batch converted and decoded as lakecdc
+   does (JsonConverter's bytes by ConnectJson.java, in Java, into bronze's columns, handed over to Python as Arrow
+   buffers: debezium_engine/decoding.py) but not landed: what the decoding costs.
    Each reference runs twice in one JVM: from a cold JVM (it compiles Debezium's code as it goes: a JIT compiler
    thread busy 10 s of a 30 s snapshot) and warm; lakecdc's run 1 is compared with the cold passes, its runs 2..
    (the same JVM) with the warm ones.
@@ -151,8 +152,8 @@ if hand_over:
 class Count:
     def __init__(self):
         self.seen, self.done, self.marks = 0, threading.Event(), []
-        self.decoder = (RecordDecoder(Decoder(prefix, event_type=BronzeEvent), prefix, prefix, {}, EngineOffsets())
-                        if hand_over else None)
+        self.decoder = (RecordDecoder(Decoder(prefix, event_type=BronzeEvent), prefix, prefix,
+                                      {"schemas.enable": schemas}, EngineOffsets()) if hand_over else None)
 
     @jpype.JOverride
     def handleBatch(self, records, committer):
@@ -180,8 +181,10 @@ for run in range(passes):
                  "converter.schemas.enable": schemas}.items():
         p.setProperty(k, str(v))
     consumer = Count()
+    # decoded as lakecdc does: unconverted, as lakecdc's engine hands them over (jvm.py); else JsonConverter's bytes
+    record_format = "io.debezium.embedded.Connect" if hand_over else "io.debezium.engine.format.JsonByteArray"
     engine = (jpype.JClass("io.debezium.engine.DebeziumEngine").create(
-        jpype.JClass("io.debezium.engine.format.JsonByteArray")).using(p).notifying(consumer).build())
+        jpype.JClass(record_format)).using(p).notifying(consumer).build())
     executor = jpype.JClass("java.util.concurrent.Executors").newSingleThreadExecutor()
     executor.execute(engine)
     consumer.done.wait(3600)

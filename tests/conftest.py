@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# The Debezium engine's converter (ConnectJson.java) checks each value it writes against Kafka Connect's
+# JsonConverter in every test that runs the engine (in this process or in a `lakecdc run` it starts)
+os.environ["LAKECDC_VERIFY_CONNECT_JSON"] = "1"
 
 
 SERVICE_VARS = ("LAKECDC_PG_DSN", "LAKECDC_MARIADB_URL", "LAKECDC_MARIADB_DBZ_URL", "LAKECDC_KAFKA_BOOTSTRAP")

@@ -166,6 +166,11 @@ def connector_error(connector: str, props: dict) -> str:
     ("postgresql", {**PG_EXAMPLE, "topic.prefix": "a b"}, ["topic.prefix: 'a b' is not a valid topic prefix"]),
     ("mariadb", {**MYSQL_EXAMPLE, "topic.prefix": "a b"}, ["topic.prefix: 'a b' is not a valid topic prefix"]),
     ("debezium-json", {"path": "x", "poll.interval.ms": "0"}, ["poll.interval.ms: 0 is not at least 1"]),
+    # the embedded engine's records are converted by lakecdc (JsonConverter's bytes, without schemas)
+    ("debezium", {"connector.class": "a.B", "topic.prefix": "p", "converter.class": "x",
+                  "converter.schemas.enable": "true"},
+     ["'converter.class' cannot be set: bronze keeps keys and values as Kafka Connect's JsonConverter writes them",
+      "'converter.schemas.enable' cannot be set: bronze keeps every record's schema"]),
 ])
 def test_every_problem_in_one_error(connector: str, props: dict, expected: list[str]) -> None:
     text = connector_error(connector, props)

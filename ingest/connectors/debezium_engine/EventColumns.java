@@ -14,6 +14,7 @@ import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.storage.Converter;
 
 /**
  * The embedded engine's records decoded into bronze's event columns, in Java (no per-record Python): the same
@@ -40,7 +41,8 @@ public final class EventColumns {
     private final String topicPrefix;
     private final String schemaTopic;
     private final boolean nullsAsDefaults;    // JsonConverter replaces a null with the field's default
-    private final JsonConverter converter;
+    private final JsonConverter converter;   // its schema JSON (schemaJson)
+    private final Converter keyConverter, valueConverter;   // the key and value texts (JsonConverter's bytes)
     private final IdentityHashMap numbers = new IdentityHashMap();   // Schema -> Integer
     private final ArrayList schemas = new ArrayList();               // number -> Schema
     private final HashMap topicTables = new HashMap();               // topic -> table_id
@@ -70,7 +72,12 @@ public final class EventColumns {
     private final Ints at = new Ints(), keyNumber = new Ints(), valueNumber = new Ints();
     private int rows;
 
-    public EventColumns(String topicPrefix, String schemaTopic, Map converterConfig) {
+    /** `keyConverter`, `valueConverter`: write a record's key and value as the engine's JsonConverter would (the
+     *  engine hands records over unconverted: their conversion is part of the hand-over, decoding.py). */
+    public EventColumns(String topicPrefix, String schemaTopic, Map converterConfig, Converter keyConverter,
+                        Converter valueConverter) {
+        this.keyConverter = keyConverter;
+        this.valueConverter = valueConverter;
         this.topicPrefix = topicPrefix;
         this.schemaTopic = schemaTopic;
         HashMap config = new HashMap(converterConfig);
@@ -116,8 +123,8 @@ public final class EventColumns {
     public String[] texts(List records, int index) {
         EmbeddedEngineChangeEvent event = (EmbeddedEngineChangeEvent) records.get(index);
         SourceRecord record = (SourceRecord) event.sourceRecord();
-        return new String[] {(String) event.destination(), schemaText(record.keySchema()), text(bytes(event.key())),
-                             schemaText(record.valueSchema()), text(bytes(event.value()))};
+        return new String[] {record.topic(), schemaText(record.keySchema()), text(keyBytes(record)),
+                             schemaText(record.valueSchema()), text(valueBytes(record))};
     }
 
     private String schemaText(Schema schema) {
@@ -128,8 +135,15 @@ public final class EventColumns {
         return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
     }
 
-    private static byte[] bytes(Object data) {
-        byte[] bytes = (byte[]) data;
+    private byte[] keyBytes(SourceRecord record) {
+        return bytes(keyConverter.fromConnectData(record.topic(), record.keySchema(), record.key()));
+    }
+
+    private byte[] valueBytes(SourceRecord record) {
+        return bytes(valueConverter.fromConnectData(record.topic(), record.valueSchema(), record.value()));
+    }
+
+    private static byte[] bytes(byte[] bytes) {
         return bytes == null || bytes.length == 0 ? null : bytes;
     }
 
@@ -149,13 +163,13 @@ public final class EventColumns {
     }
 
     private boolean decodeOne(EmbeddedEngineChangeEvent event, int index) {
-        String topicName = (String) event.destination();
+        SourceRecord record = (SourceRecord) event.sourceRecord();
+        String topicName = record.topic();
         if (topicName.equals(schemaTopic)) {
             return false;
         }
-        SourceRecord record = (SourceRecord) event.sourceRecord();
-        byte[] keyBytes = bytes(event.key());
-        byte[] valueBytes = bytes(event.value());
+        byte[] keyBytes = keyBytes(record);
+        byte[] valueBytes = valueBytes(record);
         int keyNo = number(record.keySchema());
         if (valueBytes == null || isNullText(valueBytes)) {   // a tombstone, hashed like its delete
             inherited(topicName, keyBytes, null);

@@ -13,7 +13,9 @@ holds when it is asked again:
   - MySQL/MariaDB: Debezium's streaming metrics give the binlog file and position the connector processed, to
     compare with the server's `SHOW MASTER STATUS`.
 For the other connectors (SQL Server, Oracle, MongoDB) several quiet polls in a row stand for it
-(connector.QUIET_POLLS).
+(connector.QUIET_POLLS). A record Debezium's queue gave up is in no queue until the engine hands it over; the
+engine hands records over unconverted (decoding.py converts them in the hand-over), and the runner waits one more
+quiet poll after a probe says yes (connector.py), so such a record is seen before the source counts as caught up.
 """
 
 from __future__ import annotations

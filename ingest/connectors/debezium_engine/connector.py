@@ -167,6 +167,9 @@ class DebeziumEngineConnector(SourceConnector):
         self._probe = probe_for(self.connector_class, self._given)
         opened = 0.0
         received = idle = 0   # data change events received this run; polls without a record in a row
+        # the connector was seen caught up at the last poll: it is, if a whole quiet poll follows (a record taken
+        # from Debezium's queue is in a hand-over within a poll, unless the engine's thread stalls that long)
+        seen_caught_up = False
         while True:
             try:
                 handover = engine.queue.get(timeout=self.poll_seconds)
@@ -176,10 +179,16 @@ class DebeziumEngineConnector(SourceConnector):
                 if held.handovers and self._drained(engine):
                     landing.take(held.outputs, held.handovers, held.offsets, held.prev)
                     held = _Held()
-                caught_up = not held.handovers and engine.handing_over == 0 and self._caught_up(received, idle)
+                caught_up = False
+                if held.handovers or engine.handing_over:
+                    seen_caught_up = False
+                elif seen_caught_up:
+                    caught_up, seen_caught_up = True, False
+                else:
+                    seen_caught_up = self._caught_up(received, idle)
                 yield landing.close(caught_up)
                 continue
-            idle = 0
+            idle, seen_caught_up = 0, False
             if not len(landing.batch):
                 opened = time.monotonic()
             decoded: DecodedRecords = handover.decoded

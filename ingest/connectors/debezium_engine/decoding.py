@@ -1,16 +1,19 @@
 """The embedded engine's records decoded into bronze's event columns in Java, without a Python step per record.
 
-EventColumns.java (beside this file) reads each record's Kafka Connect value and the JsonConverter text the engine
-made of it, and builds the rows the debezium-json `Decoder` would: the same seq (source position, BLAKE2b
-tiebreak), table_id, op, timestamps, transaction and snapshot marker, the key and value texts as the converter
-wrote them. It hands a batch's rows over as Arrow buffers in one crossing. The records it leaves (schema change
-events, anything on the schema change topic, anything unusual) go through the Python `Decoder`, which also
-rejects what cannot be landed; the two share the decoder's position across those records.
+The engine hands records over unconverted (Debezium's `Connect` format: Kafka Connect's SourceRecord); their
+conversion is part of the hand-over, so a record Debezium's queue no longer holds is either being handed over or
+in lakecdc's queue (what the catch-up check relies on, catch_up.py). EventColumns.java (beside this file) writes
+each record's key and value as JsonConverter does, through ConnectJson.java (JsonConverter's bytes without schemas,
+written straight from the record's values, where Kafka Connect's JsonConverter builds a Jackson tree of each
+record first), and builds the rows the debezium-json `Decoder` would: the same seq (source position, BLAKE2b
+tiebreak), table_id, op, timestamps, transaction and snapshot marker, the key and value texts. It hands a batch's
+rows over as Arrow buffers in one crossing. The records it leaves (schema change events, anything on the schema
+change topic, anything unusual) go through the Python `Decoder`, which also rejects what cannot be landed; the
+two share the decoder's position across those records.
 
-The class is compiled once per process, by Janino (a Java compiler in a jar, which Spark uses for its own code
+The classes are compiled once per process, by Janino (a Java compiler in a jar, which Spark uses for its own code
 generation: pyspark's jars hold it, as does every Spark installation), since a JRE has no compiler: on a thread
-of its own when a run validates its source (compile_in_background), else when the engine starts.
-"""
+of its own when a run validates its source (compile_in_background), else when the engine starts."""
 
 from __future__ import annotations
 
@@ -41,6 +44,8 @@ from ingest.errors import LakecdcError
 
 JAVA_SOURCE = Path(__file__).with_name("EventColumns.java")
 JAVA_CLASS = "lakecdc.EventColumns"
+CONVERTER_SOURCE = Path(__file__).with_name("ConnectJson.java")
+CONVERTER_CLASS = "lakecdc.ConnectJson"
 # EventColumns.take()'s columns, in its order
 TEXT_COLUMNS = ("topic", "table_id", "op", "seq", "key", "value", "txn_id", "snapshot")
 LONG_COLUMNS = ("ts_ms", "source_ts_ms")
@@ -87,26 +92,37 @@ def compile_java(source: str, class_name: str) -> Any:
     return java(compiler.getClassLoader().loadClass(class_name))
 
 
-def event_columns_class() -> Any:
-    """lakecdc.EventColumns, compiled once per process (the JVM must be running)."""
+def _compiled_class(source: Path, class_name: str, what: str) -> Any:
+    """The class `class_name` of the Java file `source`, compiled once per process (the JVM must be running)."""
     with _compile_lock:
-        if "class" not in _compiled:
+        if class_name not in _compiled:
             import jpype
 
             try:
-                _compiled["class"] = compile_java(JAVA_SOURCE.read_text(), JAVA_CLASS)
+                _compiled[class_name] = compile_java(source.read_text(), class_name)
             except jpype.JException as exc:
-                raise LakecdcError(f"the Debezium engine's decoder does not compile: {exc.getMessage()}") from None
-        return _compiled["class"]
+                raise LakecdcError(f"the Debezium engine's {what} does not compile: {exc.getMessage()}") from None
+        return _compiled[class_name]
+
+
+def event_columns_class() -> Any:
+    """lakecdc.EventColumns (the decoder)."""
+    return _compiled_class(JAVA_SOURCE, JAVA_CLASS, "decoder")
+
+
+def connect_json_class() -> Any:
+    """lakecdc.ConnectJson (JsonConverter's bytes without its Jackson tree)."""
+    return _compiled_class(CONVERTER_SOURCE, CONVERTER_CLASS, "converter")
 
 
 def compile_in_background() -> None:
-    """Start compiling EventColumns on a thread of its own (the JVM must be running): a run validates its source
-    first, and the compilation (about a second) overlaps the Spark session's start. A failure shows when the
-    engine starts (event_columns_class compiles again, and raises)."""
+    """Start compiling ConnectJson and EventColumns on a thread of their own (the JVM must be running): a run
+    validates its source first, and the compilation (about a second) overlaps the Spark session's start. A failure
+    shows when the engine starts (the class is compiled again there, and raises)."""
 
     def compile_quietly() -> None:
         try:
+            connect_json_class()
             event_columns_class()
         except Exception:  # noqa: BLE001 (raised again where the class is needed)
             pass
@@ -166,7 +182,8 @@ class DecodedRecords:
 
 class RecordDecoder:
     """Decodes the engine's batches on its thread, in order: EventColumns for what it can, the Python `Decoder`
-    for the rest. `decoder` holds the position a run starts from (and is kept current)."""
+    for the rest. `decoder` holds the position a run starts from (and is kept current); `converter_properties`: the
+    engine's `converter.*` properties, without the prefix (how JsonConverter would write keys and values)."""
 
     def __init__(self, decoder: Decoder, topic_prefix: str, schema_topic: str, converter_properties: dict[str, str],
                  offsets: EngineOffsets) -> None:
@@ -175,9 +192,12 @@ class RecordDecoder:
         config = jpype.JClass("java.util.HashMap")()
         for key, value in converter_properties.items():
             config.put(key, value)
+        key_converter, value_converter = connect_json_class()(), connect_json_class()()
+        key_converter.configure(config, True)
+        value_converter.configure(config, False)
         self.decoder = decoder
         self.schema_topic = schema_topic
-        self._java = event_columns_class()(topic_prefix, schema_topic, config)
+        self._java = event_columns_class()(topic_prefix, schema_topic, config, key_converter, value_converter)
         self._schemas: dict[int, str | None] = {-1: None}
         self._offsets = EngineOffsets(dict(offsets.offsets))   # after the last hand-over: a reject's position
 

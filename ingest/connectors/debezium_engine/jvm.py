@@ -50,7 +50,7 @@ def start_jvm() -> None:
 
         for name in ("java.util.Properties", "java.util.HashMap", "java.io.ObjectOutputStream",
                      "java.io.FileOutputStream", "com.fasterxml.jackson.databind.ObjectMapper",
-                     "io.debezium.engine.DebeziumEngine", "io.debezium.engine.format.JsonByteArray",
+                     "io.debezium.engine.DebeziumEngine", "io.debezium.embedded.Connect",
                      "java.util.concurrent.Executors", "java.lang.Class"):
             _JAVA[name.rsplit(".", 1)[-1]] = jpype.JClass(name)
         _JAVA["mapper"] = _JAVA["ObjectMapper"]()
@@ -251,8 +251,9 @@ class EmbeddedEngine:
         for key, value in self.properties.items():
             props.setProperty(key, value)
         self._consumer, self._completion = Consumer(), Completion()   # kept alive while Java holds them
-        # JsonByteArray: the JsonConverter's UTF-8 bytes as Java byte[] (what bronze keeps of a key and value)
-        self._engine = (_JAVA["DebeziumEngine"].create(_JAVA["JsonByteArray"]).using(props).notifying(self._consumer)
+        # Connect: the records as the connector made them (Kafka Connect's SourceRecord), converted by `decode` in
+        # the hand-over (decoding.py), so that no record is between Debezium's queue and lakecdc's unseen
+        self._engine = (_JAVA["DebeziumEngine"].create(_JAVA["Connect"]).using(props).notifying(self._consumer)
                         .using(self._completion).build())
         self._executor = _JAVA["Executors"].newSingleThreadExecutor()
         self._executor.execute(self._engine)

@@ -31,6 +31,8 @@ OWNED = [
     Field("key.converter*", unsupported=True, hint="records reach bronze as Kafka Connect JSON with schemas"),
     Field("value.converter*", unsupported=True, hint="records reach bronze as Kafka Connect JSON with schemas"),
     Field("converter.schemas.enable", unsupported=True, hint="bronze keeps every record's schema"),
+    Field("converter.class", unsupported=True, hint="bronze keeps keys and values as Kafka Connect's JsonConverter "
+                                                    "writes them"),
 ]
 POLL = common.POLL_INTERVAL_MS.but(default=1000, doc="how long the engine waits for new records before "
                                                      "lakecdc calls the source caught up (ms)")
