@@ -6,12 +6,14 @@
 1. Snapshot of a ROWS-row, 8-column table (bench/postgres.py's table) by Debezium's postgres connector in the
    embedded engine: `run_source` into bronze (the product path: records cross to Python, decoded, landed in
    Delta), against the same connector delivering to a consumer that touches no record (no per-record crossing:
-   the JVM's limit for this connector here) in the same run. Two such limits: records as JsonConverter writes
-   them with a schema in each (Kafka Connect's and Debezium Server's usual format), and as lakecdc takes them
-   (JsonConverter without schemas; lakecdc numbers each schema once); and a third reference, the connector's
-   records handed over as lakecdc's engine takes them (unconverted) and each batch converted and decoded as lakecdc
-   does (JsonConverter's bytes by ConnectJson.java, in Java, into bronze's columns, handed over to Python as Arrow
-   buffers: debezium_engine/decoding.py) but not landed: what the decoding costs.
+   the JVM's limit for this connector here) in the same run. Three such limits: records as JsonConverter writes
+   them with a schema in each (Kafka Connect's and Debezium Server's usual format); as lakecdc takes them
+   (JsonConverter without schemas; lakecdc numbers each schema once: the limit the target is stated against); and
+   the records unconverted (Debezium's `Connect` format: nothing written, a floor no consumer of text reaches).
+   And a fourth reference: the records handed over as lakecdc's engine takes them (unconverted), each batch
+   converted and decoded as lakecdc does (JsonConverter's bytes by ConnectJson.java, in Java, into bronze's
+   columns, handed over to Python as Arrow buffers: debezium_engine/decoding.py) but not landed: what the
+   decoding costs.
    Each reference runs twice in one JVM: from a cold JVM (it compiles Debezium's code as it goes: a JIT compiler
    thread busy 10 s of a 30 s snapshot) and warm; lakecdc's run 1 is compared with the cold passes, its runs 2..
    (the same JVM) with the warm ones.
@@ -138,7 +140,8 @@ began = time.perf_counter()   # the JVM's start counts, as it does in lakecdc's 
 from ingest.connectors.debezium_engine import jvm
 jvm.start_jvm()
 import jpype
-props, expected, schemas, hand_over = json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
+props, expected, schemas, mode = json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+hand_over = mode == "decode"   # json: JsonConverter's bytes; connect: unconverted; decode: as lakecdc does
 passes = int(sys.argv[6])   # runs of the connector in this JVM, each from the beginning: the later ones warm
 if hand_over:
     from ingest.connectors.debezium_engine.decoding import RecordDecoder
@@ -181,8 +184,8 @@ for run in range(passes):
                  "converter.schemas.enable": schemas}.items():
         p.setProperty(k, str(v))
     consumer = Count()
-    # decoded as lakecdc does: unconverted, as lakecdc's engine hands them over (jvm.py); else JsonConverter's bytes
-    record_format = "io.debezium.embedded.Connect" if hand_over else "io.debezium.engine.format.JsonByteArray"
+    # unconverted (lakecdc's engine hands them over so, jvm.py), or JsonConverter's bytes
+    record_format = "io.debezium.engine.format.JsonByteArray" if mode == "json" else "io.debezium.embedded.Connect"
     engine = (jpype.JClass("io.debezium.engine.DebeziumEngine").create(
         jpype.JClass(record_format)).using(p).notifying(consumer).build())
     executor = jpype.JClass("java.util.concurrent.Executors").newSingleThreadExecutor()
@@ -195,19 +198,21 @@ for run in range(passes):
 '''
 
 
-# JVM limit -> (converter.schemas.enable, each batch decoded as lakecdc does)
-LIMITS = {"with schemas": ("true", False), "as lakecdc takes them": ("false", False),
-          "as lakecdc takes them, decoded as lakecdc does": ("false", True)}
+# JVM limit -> (converter.schemas.enable, mode: "json" JsonConverter's bytes, "connect" unconverted records, "decode"
+# unconverted records converted and decoded as lakecdc does)
+LIMITS = {"with schemas": ("true", "json"), "as lakecdc takes them": ("false", "json"),
+          "unconverted (nothing written)": ("false", "connect"),
+          "as lakecdc takes them, decoded as lakecdc does": ("false", "decode")}
 
 
-def engine_only(mode: str, expected: int, converter: tuple[str, bool], passes: int = 1) -> list[Run]:
+def engine_only(mode: str, expected: int, converter: tuple[str, str], passes: int = 1) -> list[Run]:
     """The same connector to a consumer that counts the batch sizes only (and decodes each batch as lakecdc does
     when asked), until `expected` records arrived; `passes` times in one JVM (the first from a cold one, which
     starts and compiles Debezium's code as it goes; the others warm), each pass from the beginning (fresh offsets,
     the same slot)."""
-    schemas, hand_over = converter
+    schemas, delivery = converter
     out = subprocess.run([sys.executable, "-c", ENGINE_ONLY, str(ROOT), json.dumps(properties(mode)), str(expected),
-                          schemas, "1" if hand_over else "0", str(passes)],
+                          schemas, delivery, str(passes)],
                          capture_output=True, text=True, timeout=7200)
     if out.returncode != 0:
         raise SystemExit(f"engine-only run failed: {out.stderr[-2000:]}")
