@@ -15,11 +15,12 @@ holds when it is asked again:
 For the other connectors (SQL Server, Oracle, MongoDB) several quiet polls in a row stand for it
 (connector.QUIET_POLLS). A record Debezium's queue gave up is in no queue until the engine hands it over; the
 engine hands records over unconverted (decoding.py converts them in the hand-over), and the runner waits one more
-quiet poll after a probe says yes (connector.py), so such a record is seen before the source counts as caught up.
+quiet poll after a probe says yes (QuietPolls), so such a record is seen before the source counts as caught up.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ingest.connectors.debezium_engine.jvm import Progress
@@ -114,6 +115,31 @@ class BinlogProbe:
         if reached:
             self.target = None
         return reached
+
+
+class QuietPolls:
+    """The runner's side of a catch-up, poll by poll: caught up when the check said so at one quiet poll and the
+    next poll is quiet too, with nothing handed over in between. A record taken from Debezium's queue is in a
+    hand-over within a poll, unless the engine's thread stalls that long."""
+
+    def __init__(self) -> None:
+        self._seen = False   # the check said so at the last quiet poll
+
+    def handed_over(self) -> None:
+        """A hand-over arrived: what the check said before it no longer holds."""
+        self._seen = False
+
+    def quiet(self, busy: bool, check: Callable[[], bool]) -> bool:
+        """A poll without a hand-over; `busy`: something is still on its way (a hand-over under way, records
+        held back); `check`: asks the connector and the source (asked only when it can matter). Caught up?"""
+        if busy:
+            self._seen = False
+            return False
+        if self._seen:
+            self._seen = False   # a run that goes on starts its next catch-up afresh
+            return True
+        self._seen = check()
+        return False
 
 
 def _binlog_key(file: str, position: int) -> tuple[int, int]:

@@ -23,6 +23,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from ingest.bronze.contract import Batch, BatchLimits, BronzeEvent, BronzeSchema
 from ingest.config import SourceSettings
 from ingest.connectors.base import SourceConnector
 from ingest.connectors.debezium_engine import jvm, prerequisites
-from ingest.connectors.debezium_engine.catch_up import PROBES, SourceProbe, probe_for
+from ingest.connectors.debezium_engine.catch_up import PROBES, QuietPolls, SourceProbe, probe_for
 from ingest.connectors.debezium_engine.decoding import DecodedRecords, RecordDecoder, compile_in_background
 from ingest.connectors.debezium_engine.history import history_lines
 from ingest.connectors.debezium_engine.offsets import EngineOffsets
@@ -167,9 +168,7 @@ class DebeziumEngineConnector(SourceConnector):
         self._probe = probe_for(self.connector_class, self._given)
         opened = 0.0
         received = idle = 0   # data change events received this run; polls without a record in a row
-        # the connector was seen caught up at the last poll: it is, if a whole quiet poll follows (a record taken
-        # from Debezium's queue is in a hand-over within a poll, unless the engine's thread stalls that long)
-        seen_caught_up = False
+        polls = QuietPolls()
         while True:
             try:
                 handover = engine.queue.get(timeout=self.poll_seconds)
@@ -179,16 +178,12 @@ class DebeziumEngineConnector(SourceConnector):
                 if held.handovers and self._drained(engine):
                     landing.take(held.outputs, held.handovers, held.offsets, held.prev)
                     held = _Held()
-                caught_up = False
-                if held.handovers or engine.handing_over:
-                    seen_caught_up = False
-                elif seen_caught_up:
-                    caught_up, seen_caught_up = True, False
-                else:
-                    seen_caught_up = self._caught_up(received, idle)
+                caught_up = polls.quiet(bool(held.handovers or engine.handing_over),
+                                        partial(self._caught_up, received, idle))
                 yield landing.close(caught_up)
                 continue
-            idle, seen_caught_up = 0, False
+            idle = 0
+            polls.handed_over()
             if not len(landing.batch):
                 opened = time.monotonic()
             decoded: DecodedRecords = handover.decoded
