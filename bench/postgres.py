@@ -1,14 +1,15 @@
 """PostgreSQL connector benchmark (figures for the closing note; not a test).
 
-    .venv/bin/python bench/postgres.py [--rows 1000000] [--updates 200000] [--skip-dlt]
+    .venv/bin/python bench/postgres.py [--rows 1000000] [--updates 200000] [--skip-dlt] [--runs 3]
 
 1. Snapshot of a ROWS-row, 8-column table: the connector alone (rows/s), and `run_source` (connector +
    BronzeWriter into Delta through the embedded engine, the product path); compared with dlt's
    sql_database source (pyarrow backend) loading the same table to Delta (filesystem destination,
    table_format=delta) in the same run.
-2. Streaming of UPDATES single-row updates (one transaction each): the connector alone and `run_source`
-   into bronze; compared with `pg_recvlogical` reading the same pgoutput stream (a slot created at the
-   same point) to /dev/null: the decode limit of the server.
+2. Streaming of UPDATES single-row updates (one transaction each), RUNS times over new updates: the connector
+   alone and `run_source` into bronze; compared with `pg_recvlogical` reading the same pgoutput stream (a slot
+   created at the same point) to /dev/null in the same run: the decode limit of the server. Medians printed,
+   with the ratio of each run (the machine's speed varies between minutes).
 
 Uses database pgconn_test (schema pgconn_bench, slots pgconn_bench*) on LAKECDC_PG_DSN.
 """
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -152,6 +155,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--updates", type=int, default=200_000)
     ap.add_argument("--skip-dlt", action="store_true")
+    ap.add_argument("--runs", type=int, default=3, help="streaming runs, each over new updates (medians printed)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="pgconn_bench_"))
     try:
@@ -173,27 +177,44 @@ def main() -> None:
                       f"{args.rows / d:>10,.0f} rows/s")
                 print(f"  ratio lakecdc / dlt:       {ours / (args.rows / d):.2f}")
 
-        print("2. streaming (single-row updates, one transaction each)")
-        # two more slots at the current point: one for the connector alone, one for pg_recvlogical
-        sql("SELECT pg_create_logical_replication_slot('pgconn_bench_alone', 'pgoutput')")
-        sql("SELECT pg_create_logical_replication_slot('pgconn_bench_recv', 'pgoutput')")
-        t = time.perf_counter()
-        sql(f"DO $$ BEGIN FOR i IN 1..{args.updates} LOOP "
-            f"UPDATE {SCHEMA}.t SET a = a + 1 WHERE id = 1 + (i * 7919) % {args.rows}; COMMIT; END LOOP; END $$")
-        endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
-        print(f"  generated {args.updates:,} updates in {time.perf_counter() - t:.1f}s (WAL up to {endpos})")
-        r = recvlogical(endpos)
-        if r:
-            print(f"  pg_recvlogical > /dev/null: {args.updates:>9,} txns  {r:6.1f}s  "
-                  f"{args.updates / r:>10,.0f} events/s")
-        n, s = connector_alone("pgconn_bench_alone", "initial",
-                               ResumeState(position={"phase": "streaming", "restart_lsn": 0}))
-        print(f"  connector alone:           {n:>10,} events {s:6.1f}s  {n / s:>10,.0f} events/s")
-        n, s = product_run(work / "warehouse", "initial")
-        ours = n / s
-        print(f"  run_source -> bronze:      {n:>10,} events {s:6.1f}s  {ours:>10,.0f} events/s")
-        if r:
-            print(f"  ratio lakecdc / pg_recvlogical: {ours / (args.updates / r):.2f}")
+        print(f"2. streaming (single-row updates, one transaction each; {args.runs} run(s), each on new updates; "
+              f"load average {' '.join(open('/proc/loadavg').read().split()[:3])})")
+        recv_rates, alone_rates, bronze_rates, ratios = [], [], [], []
+        for run in range(1, args.runs + 1):
+            # two more slots at the current point: one for the connector alone, one for pg_recvlogical; the
+            # product's own slot goes on from where its bronze tables end (the snapshot, then each run before)
+            for slot in ("pgconn_bench_alone", "pgconn_bench_recv"):
+                if sql(f"SELECT 1 FROM pg_replication_slots WHERE slot_name = '{slot}'"):
+                    sql(f"SELECT pg_drop_replication_slot('{slot}')")
+                sql(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')")
+            t = time.perf_counter()
+            sql(f"DO $$ BEGIN FOR i IN 1..{args.updates} LOOP "
+                f"UPDATE {SCHEMA}.t SET a = a + 1 WHERE id = 1 + ((i + {run * 104_729}) * 7919) % {args.rows}; "
+                f"COMMIT; END LOOP; END $$")
+            endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+            print(f"  run {run}: generated {args.updates:,} updates in {time.perf_counter() - t:.1f}s "
+                  f"(WAL up to {endpos})")
+            r = recvlogical(endpos)
+            if r:
+                recv_rates.append(args.updates / r)
+                print(f"  pg_recvlogical > /dev/null: {args.updates:>9,} txns  {r:6.1f}s  "
+                      f"{args.updates / r:>10,.0f} events/s")
+            n, s = connector_alone("pgconn_bench_alone", "initial",
+                                   ResumeState(position={"phase": "streaming", "restart_lsn": 0}))
+            alone_rates.append(n / s)
+            print(f"  connector alone:           {n:>10,} events {s:6.1f}s  {n / s:>10,.0f} events/s")
+            n, s = product_run(work / "warehouse", "initial")
+            ours = n / s
+            bronze_rates.append(ours)
+            print(f"  run_source -> bronze:      {n:>10,} events {s:6.1f}s  {ours:>10,.0f} events/s")
+            if r:
+                ratios.append(ours / (args.updates / r))
+                print(f"  ratio lakecdc / pg_recvlogical: {ratios[-1]:.2f}")
+        median = statistics.median
+        print(f"  medians of {args.runs}: pg_recvlogical {median(recv_rates) if recv_rates else 0:,.0f}, connector "
+              f"alone {median(alone_rates):,.0f}, into bronze {median(bronze_rates):,.0f} events/s; ratio "
+              f"{median(ratios) if ratios else 0:.2f} (each run's own; issue 19's target 0.85)")
+        print(f"  peak RSS of this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
     finally:
         drop_slots()
         sql("DROP PUBLICATION IF EXISTS pgconn_bench")

@@ -43,12 +43,17 @@ def relational_change_to_bronze(table: TableSchemas, op: str, *, before: dict[st
                                 after: dict[str, Any] | None, source: dict[str, Any], seq: str,
                                 position: str | None, txn_id: str | None = None,
                                 transaction: dict[str, Any] | None = None,
-                                key: dict[str, Any] | None = None) -> BronzeEvent:
-    """What change_to_bronze(ev.change(table, op, ...)) gives (processing time now; key from the row when not
-    given), without the intermediate ChangeEvent: the per-row path of the streaming connectors."""
+                                key: dict[str, Any] | None = None, ts_ms: int | None = None) -> BronzeEvent:
+    """What change_to_bronze(ev.change(table, op, ...)) gives (processing time now, or `ts_ms` with ts_us and
+    ts_ns scaled from it, as ev.change does; key from the row when not given), without the intermediate
+    ChangeEvent: the per-row path of the streaming connectors."""
     if op not in OPS:
         raise LakecdcError(f"unknown op {op!r}; expected one of c, u, d, r, t")
-    ts_ms, ts_us, ts_ns = now_ts()
+    if ts_ms is None:
+        ts_ms, ts_us, ts_ns = now_ts()
+    else:
+        ts_us = ts_ms * 1000
+        ts_ns = ts_us * 1000
     if key is None and op != "t":
         key = key_of(table, before if op == "d" else after)
     value = envelope_value(table, op, before, after, source, transaction, ts_ms, ts_us, ts_ns)

@@ -104,13 +104,17 @@ def _s(text: str) -> bytes:
     return text.encode() + b"\x00"
 
 
-def _tuple(*values: bytes | None | str) -> bytes:
+def _tuple(*values: bytes | None | str | tuple[str, bytes]) -> bytes:
+    """A pgoutput TupleData: bytes values as text columns, None as NULL, "u" as an unchanged TOASTed value,
+    ("b", bytes) as a binary column."""
     out = struct.pack(">h", len(values))
     for v in values:
         if v is None:
             out += b"n"
         elif v == "u":
             out += b"u"
+        elif isinstance(v, tuple):
+            out += b"b" + struct.pack(">i", len(v[1])) + v[1]
         else:
             assert isinstance(v, bytes)
             out += b"t" + struct.pack(">i", len(v)) + v
@@ -131,19 +135,28 @@ def test_decode_relation_and_rows() -> None:
     assert rel == pg.Relation(16384, "public", "cdc_t", "f", (pg.RelationColumn(True, "id", 23, -1),
                                                                pg.RelationColumn(False, "qty", 1700, 655366)))
     ins = pg.decode(b"I" + struct.pack(">I", 16384) + b"N" + _tuple(b"1", None))
-    assert ins == pg.Insert(16384, [b"1", None])
+    assert ins == pg.Insert(16384, ["1", None]) and type(ins.new) is list
     upd = pg.decode(b"U" + struct.pack(">I", 16384) + b"O" + _tuple(b"1", b"2") + b"N" + _tuple(b"1", "u"))
-    assert upd == pg.Update(16384, "O", [b"1", b"2"], [b"1", pg.UNCHANGED_TOAST])
+    assert upd == pg.Update(16384, "O", ["1", "2"], ["1", pg.UNCHANGED_TOAST])
     upd2 = pg.decode(b"U" + struct.pack(">I", 16384) + b"N" + _tuple(b"2", b"3"))
     assert upd2.old is None and upd2.old_kind is None
     dele = pg.decode(b"D" + struct.pack(">I", 16384) + b"K" + _tuple(b"1", None))
-    assert dele == pg.Delete(16384, "K", [b"1", None])
+    assert dele == pg.Delete(16384, "K", ["1", None])
     trunc = pg.decode(b"T" + struct.pack(">ib", 2, 1) + struct.pack(">II", 1, 2))
     assert trunc == pg.Truncate(1, (1, 2))
     msg = pg.decode(b"M" + struct.pack(">bQ", 1, 99) + _s("pfx") + struct.pack(">i", 3) + b"abc")
     assert msg == pg.LogicalMessage(True, 99, "pfx", b"abc")
     assert pg.decode(b"Y" + struct.pack(">I", 5) + _s("public") + _s("mood")) == pg.TypeMessage(5, "public", "mood")
     assert pg.decode(b"O" + struct.pack(">Q", 7) + _s("node1")) == pg.Origin(7, "node1")
+
+
+def test_tuple_texts_are_utf8_decoded_and_other_bytes_kept() -> None:
+    ins = pg.decode(b"I" + struct.pack(">I", 1) + b"N" + _tuple("ü €".encode(), b"caf\xe9", None))
+    assert ins.new == ["ü €", b"caf\xe9", None] and isinstance(ins.new, pg.UndecodedTuple)
+    with pytest.raises(UnicodeDecodeError):   # streaming turns this into a reject of the change
+        pg.text_values(ins.new)
+    clean = ["1", None, pg.UNCHANGED_TOAST]
+    assert pg.text_values(clean) is clean
 
 
 @pytest.mark.parametrize("raw", [b"", b"Z123", b"I" + struct.pack(">I", 1) + b"X", b"B\x00\x01"])
@@ -360,3 +373,82 @@ def test_heartbeat_seqs_count_on_and_sort_before_the_next_transaction() -> None:
     second = heartbeat_seq(end, last_seq=first)
     assert second > first and second[:-8] == first[:-8]
     assert second < make_seq(end + 1, end + 1, 1)          # the next transaction commits after `end`
+
+
+# ------------------------------------------------------------------ rows read straight from pgoutput tuples
+
+def _captured(*columns: tuple[str, str, int], exclude: str | None = None):
+    """A CapturedTable of (name, type name, typmod) columns, the first the key (build_table, no server)."""
+    from ingest.connectors.postgres.catalog import CatalogColumn, TableDef
+    from ingest.connectors.postgres.properties import parse_properties
+    from ingest.connectors.postgres.tables import build_table
+    from ingest.connectors.postgres.types import PgType
+
+    defs = tuple(CatalogColumn(name, PgType(1000 + n, type_name, typmod=typmod), type_name, n > 0, n + 1, None)
+                 for n, (name, type_name, typmod) in enumerate(columns))
+    props = {"database.hostname": "h", "database.user": "u", "database.dbname": "d", "topic.prefix": "p"}
+    if exclude:
+        props["column.exclude.list"] = exclude
+    return build_table(TableDef("s", "t", 1, defs, (columns[0][0],), "d", ()), parse_properties(props))
+
+
+_TYPES = (("id", "int8", -1), ("n4", "int4", -1), ("n2", "int2", -1), ("txt", "text", -1),
+          ("vc", "varchar", 36), ("num", "numeric", (12 << 16 | 2) + 4), ("anynum", "numeric", -1),
+          ("f4", "float4", -1), ("f8", "float8", -1), ("flag", "bool", -1), ("day", "date", -1),
+          ("at", "timestamp", -1), ("atz", "timestamptz", -1), ("tod", "time", -1), ("u", "uuid", -1),
+          ("doc", "jsonb", -1), ("raw", "bytea", -1), ("span", "interval", -1))
+
+_PLAIN_ROWS = (
+    (b"1", b"-7", b"3", b"plain", b"abc", b"12.50", b"3.14159", b"1.5", b"0.1", b"t", b"2024-02-29",
+     b"2024-01-01 10:11:12.5", b"2024-01-01 10:11:12.123456+00", b"23:59:59.999999",
+     b"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", b'{"a": [1, "\xc3\xbc"]}', b"\\x00ff", b"1 day 02:03:04"),
+    (b"-9223372036854775808", b"2147483647", b"-32768", "ü €\t\n\"'\\ 🎉".encode(), b"", b"-0.01", b"0.00001",
+     b"-3.4028235e+38", b"1e+300", b"f", b"1970-01-01", b"1900-01-01 00:00:00", b"2000-01-01 00:00:00+00",
+     b"00:00:00", b"00000000-0000-0000-0000-000000000000", b"null", b"\\x", b"-1 mons"),
+    (b"2",) + (None,) * 17,
+    (b"3", b"0", b"0", b"x" * 70_000, b"v", b"NaN", b"NaN", b"NaN", b"-Infinity", b"t", b"0001-01-01",
+     b"0001-01-01 00:00:00 BC", b"1969-12-31 23:59:59.999999+00", b"24:00:00", b"ffffffff-ffff-ffff-ffff-ffffffffffff",
+     b"{}", b"\\xdeadbeef", b"00:00:00"),
+)
+
+
+@pytest.mark.parametrize("exclude", [None, r"s\.t\.(txt|f4)"])
+@pytest.mark.parametrize("values", _PLAIN_ROWS, ids=["typical", "edges", "nulls", "special"])
+def test_a_plain_tuple_reads_as_the_general_path_converts_it(values: tuple, exclude: str | None) -> None:
+    """CapturedTable.read_row (the stream's path for most changes) gives the payload that decoding the tuple and
+    converting its texts one by one gives, for every value of a table of most types, with columns excluded."""
+    table = _captured(*_TYPES, exclude=exclude)
+    buf = b"prefix" + _tuple(*values)
+    from ingest.events.json_converter import dumps_str
+
+    texts = pg.text_values(pg._Reader(buf[5:]).tuple_data())   # the reader starts after a type byte
+    general = table.row(texts, "__debezium_unavailable_value")
+    table._fast_row = None   # the per-column loop, not the generated row()
+    assert dumps_str(table.row(texts, "__debezium_unavailable_value")) == dumps_str(general)
+    read = table.read_row(buf, 6)
+    assert dumps_str(read) == dumps_str(general) and list(read) == list(general)
+
+
+@pytest.mark.parametrize("values, outcome", [
+    ((b"1", b"x", "u"), None),                    # an unchanged TOASTed value: the placeholder is the general path's
+    ((b"1", b"x", ("b", b"\x00\x01")), None),     # a binary column (never requested)
+    ((b"1", b"x"), None),                         # fewer columns than the table has
+    ((b"1", b"x", b"y", b"z"), None),             # more
+    ((b"1", b"caf\xe9", b"y"), UnicodeDecodeError),   # not UTF-8: the general path rejects the change
+    ((b"one", b"x", b"y"), ValueError),           # a value the converter refuses: likewise
+])
+def test_a_tuple_that_is_not_plain_is_left_to_the_general_path(values: tuple, outcome: type | None) -> None:
+    table = _captured(("id", "int4", -1), ("a", "text", -1), ("b", "text", -1))
+    buf = b"prefix" + _tuple(*values)
+    if outcome is None:
+        assert table.read_row(buf, 6) is None
+    else:
+        with pytest.raises(outcome):
+            table.read_row(buf, 6)
+
+
+def test_an_excluded_column_may_be_toasted_and_a_key_outside_the_value_is_not_read() -> None:
+    table = _captured(("id", "int4", -1), ("a", "text", -1), ("big", "text", -1), exclude=r"s\.t\.big")
+    assert table.read_row(b"prefix" + _tuple(b"5", b"x", "u"), 6) == {"id": 5, "a": "x"}
+    assert table.key_in_row
+    assert not _captured(("id", "int4", -1), ("a", "text", -1), exclude=r"s\.t\.id").key_in_row

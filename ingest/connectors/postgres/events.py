@@ -21,6 +21,7 @@ from ingest.events.to_bronze import (
     change_to_bronze,
     heartbeat_to_bronze,
     notification_to_bronze,
+    relational_change_to_bronze,
     schema_change_to_bronze,
 )
 
@@ -78,10 +79,26 @@ class PostgresEventDispatcher:
         d = table.definition
         # sequence: [end LSN of the last transaction committed before this one, this change's LSN] (upstream's
         # lastCommitLsn is the Commit message's WAL position, i.e. its end LSN)
-        return postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=txn.ts_us // 1000,
-                                 db=self.props.dbname, schema=d.schema, table=d.table, snapshot=snapshot,
-                                 sequence=postgresql_sequence(self.offsets.restart_lsn, lsn), ts_us=txn.ts_us,
-                                 txId=txn.xid, lsn=lsn)
+        sequence = postgresql_sequence(self.offsets.restart_lsn, lsn)
+        if snapshot is not False:
+            return postgresql_source(version=VERSION, name=self.props.topic_prefix, ts_ms=txn.ts_us // 1000,
+                                     db=self.props.dbname, schema=d.schema, table=d.table, snapshot=snapshot,
+                                     sequence=sequence, ts_us=txn.ts_us, txId=txn.xid, lsn=lsn)
+        # a streamed change (every one of them comes here): the table's block with this change's values set
+        template = table.streaming_source
+        if template is None:
+            template = table.streaming_source = postgresql_source(
+                version=VERSION, name=self.props.topic_prefix, ts_ms=0, db=self.props.dbname, schema=d.schema,
+                table=d.table, snapshot=False)
+        source = template.copy()
+        ts_us = txn.ts_us
+        source["ts_ms"] = ts_us // 1000
+        source["sequence"] = sequence
+        source["ts_us"] = ts_us
+        source["ts_ns"] = ts_us * 1000
+        source["txId"] = txn.xid
+        source["lsn"] = lsn
+        return source
 
     def snapshot_tail(self, table: CapturedTable, ts_ms: int, slot_lsn: int, xmin: int) -> str:
         """The envelope text after "after" of a snapshot row: source block, op and ts_ms."""
@@ -130,6 +147,24 @@ class PostgresEventDispatcher:
         if txn.position is None:
             txn.position = self.offsets.streaming_position(txn.commit_lsn)
         pending.events.append(change_to_bronze(event, seq=seq, position=txn.position, txn_id=str(txn.xid)))
+
+    def row_change(self, pending: PendingBatch, txn: Transaction, table: CapturedTable, op: str,
+                   before: dict[str, Any] | None, after: dict[str, Any] | None, key: dict[str, Any] | None,
+                   source: dict[str, Any], lsn: int) -> None:
+        """A streamed c/u/d change (and after a delete its tombstone, when tombstones.on.delete): what
+        change(ev.change(...)) adds, without building the ChangeEvent (the per-row path)."""
+        block = None
+        if txn.tracker is not None:
+            block = self.transaction_block(pending, txn, table.table_id.split(".", 1)[1], lsn)
+        seq = self.next_seq(txn, lsn)
+        if seq is not None:
+            if txn.position is None:
+                txn.position = self.offsets.streaming_position(txn.commit_lsn)
+            pending.events.append(relational_change_to_bronze(
+                table.schemas, op, before=before, after=after, source=source, seq=seq, position=txn.position,
+                txn_id=str(txn.xid), transaction=block, key=key, ts_ms=now_ms()))
+        if op == "d" and self.props.tombstones_on_delete:  # keyless tables too (null key), like Debezium
+            self.change(pending, txn, ev.ChangeEvent(table.schemas, None, key), lsn)
 
     def reject(self, pending: PendingBatch, txn: Transaction, lsn: int, table: CapturedTable, problem: str,
                raw: bytes) -> None:

@@ -2,7 +2,7 @@
 Message Formats"): Begin, Commit, Origin, Relation, Type, Insert, Update, Delete, Truncate, Message.
 
 Column values are kept as the server sent them: None (SQL NULL), UNCHANGED_TOAST, or the text output
-of the type as bytes; type conversion happens in `types`.
+of the type as str (bytes when it is not UTF-8: see tuple_data); type conversion happens in `types`.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class TypeMessage:
     name: str
 
 
-Tuple = list  # list[None | _UnchangedToast | bytes]
+Tuple = list  # list[None | _UnchangedToast | str], an UndecodedTuple when a text is not UTF-8
 
 
 class Insert(NamedTuple):  # a tuple: built once per message, cheaply
@@ -173,20 +173,28 @@ class _Reader:
         return value
 
     def tuple_data(self) -> list:
+        """The values of a TupleData: None, UNCHANGED_TOAST or the text as str. A text that is not UTF-8 stays
+        bytes and the list is an UndecodedTuple (streaming rejects the change: `text_values`)."""
         # locals instead of attribute updates: this loop runs for every column of every change
         buf, pos = self.buf, self.pos
         count = _I16.unpack_from(buf, pos)[0]
         pos += 2
         values: list = []
         append, unpack_length = values.append, _I32.unpack_from
+        undecoded = False
         for _ in range(count):
             kind = buf[pos]
             pos += 1
             if kind == 0x74 or kind == 0x62:  # 't' text, 'b' binary (never requested)
                 length = unpack_length(buf, pos)[0]
                 pos += 4
-                append(buf[pos:pos + length])
+                raw = buf[pos:pos + length]
                 pos += length
+                try:
+                    append(raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    append(raw)
+                    undecoded = True
             elif kind == 0x6E:  # 'n'
                 append(None)
             elif kind == 0x75:  # 'u'
@@ -194,7 +202,19 @@ class _Reader:
             else:
                 raise DecodeError(f"unknown tuple column kind {chr(kind)!r}")
         self.pos = pos
+        return UndecodedTuple(values) if undecoded else values
+
+
+class UndecodedTuple(list):
+    """Tuple values of which at least one is not UTF-8 text (kept as bytes)."""
+
+
+def text_values(values: list) -> list:
+    """The tuple's values with every text as str; raises UnicodeDecodeError (a ValueError) for one that is not
+    UTF-8. A plain list is already so (tuple_data decoded it)."""
+    if type(values) is list:
         return values
+    return [v.decode("utf-8") if isinstance(v, bytes) else v for v in values]
 
 
 def decode(buf: bytes) -> Message:
@@ -204,11 +224,9 @@ def decode(buf: bytes) -> Message:
     kind = chr(buf[0])
     try:
         if kind == "B":  # Begin and Commit: fixed layouts, decoded without a reader (two of every three messages)
-            final_lsn, ts, xid = _BEGIN.unpack_from(buf, 1)
-            return Begin(final_lsn, ts + _PG_EPOCH_UNIX_US, xid)
+            return Begin(*begin_fields(buf))
         if kind == "C":
-            flags, lsn, end_lsn, ts = _COMMIT.unpack_from(buf, 1)
-            return Commit(flags, lsn, end_lsn, ts + _PG_EPOCH_UNIX_US)
+            return Commit(*commit_fields(buf))
         return _DECODERS[kind](_Reader(buf))
     except KeyError:
         raise DecodeError(f"unknown pgoutput message type {kind!r}") from None
@@ -218,14 +236,23 @@ def decode(buf: bytes) -> Message:
         raise DecodeError(f"truncated or malformed {kind!r} message: {exc}") from None
 
 
-def _begin(r: _Reader) -> Begin:
-    final_lsn, ts, xid = _BEGIN.unpack_from(r.buf, 1)
-    return Begin(final_lsn=final_lsn, commit_ts_us=pg_time_to_unix_us(ts), xid=xid)
+def begin_fields(buf: bytes) -> tuple[int, int, int]:
+    """A Begin message's fields (final_lsn, commit_ts_us, xid), without building the Begin (the streaming loop's
+    path for most messages). Raises DecodeError when the message is short."""
+    try:
+        final_lsn, ts, xid = _BEGIN.unpack_from(buf, 1)
+    except struct.error as exc:
+        raise DecodeError(f"truncated or malformed 'B' message: {exc}") from None
+    return final_lsn, ts + _PG_EPOCH_UNIX_US, xid
 
 
-def _commit(r: _Reader) -> Commit:
-    flags, lsn, end_lsn, ts = _COMMIT.unpack_from(r.buf, 1)
-    return Commit(flags=flags, commit_lsn=lsn, end_lsn=end_lsn, commit_ts_us=pg_time_to_unix_us(ts))
+def commit_fields(buf: bytes) -> tuple[int, int, int, int]:
+    """A Commit message's fields (flags, commit_lsn, end_lsn, commit_ts_us), as begin_fields."""
+    try:
+        flags, lsn, end_lsn, ts = _COMMIT.unpack_from(buf, 1)
+    except struct.error as exc:
+        raise DecodeError(f"truncated or malformed 'C' message: {exc}") from None
+    return flags, lsn, end_lsn, ts + _PG_EPOCH_UNIX_US
 
 
 def _origin(r: _Reader) -> Origin:
@@ -299,5 +326,5 @@ def _message(r: _Reader) -> LogicalMessage:
     return LogicalMessage(bool(flags & 1), lsn, prefix, bytes(content))
 
 
-_DECODERS = {"B": _begin, "C": _commit, "O": _origin, "R": _relation, "Y": _type, "I": _insert,
+_DECODERS = {"O": _origin, "R": _relation, "Y": _type, "I": _insert,
              "U": _update, "D": _delete, "T": _truncate, "M": _message}

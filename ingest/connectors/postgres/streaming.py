@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import select
+import struct
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -31,6 +32,11 @@ from ingest.events import envelope as ev
 from ingest.schema.conversions import is_lossless
 
 log = logging.getLogger(__name__)
+
+_RELID = struct.Struct(">I")
+
+# one row change of a pgoutput message: (op, before, after, key)
+RowChange = tuple[str, dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
 
 
 class PostgresStreamingSource:
@@ -148,7 +154,17 @@ class PostgresStreamingSource:
             if msg is not None:
                 failures = 0
                 last_data = time.monotonic()
-                txn = self._handle(pg.decode(msg.payload), msg.data_start, txn, pending)
+                payload = msg.payload
+                kind = payload[0] if payload else 0
+                if kind == 0x42:    # Begin and Commit (two of every three messages): without a message object
+                    txn = self._begin(*pg.begin_fields(payload), msg.data_start)
+                elif kind == 0x43:
+                    txn = self._commit(*pg.commit_fields(payload), msg.data_start, txn, pending)
+                elif (kind == 0x55 or kind == 0x49) and txn is not None and \
+                        self._plain_change(payload, msg.data_start, txn, pending):
+                    pass
+                else:
+                    txn = self._handle(pg.decode(payload), msg.data_start, txn, pending)
                 if txn is None:
                     self.incremental.between_transactions(pending)
                 if heartbeat and txn is None and last_data - last_heartbeat >= heartbeat:
@@ -187,25 +203,53 @@ class PostgresStreamingSource:
             self._yielded_ack = pending.ack
         return pending.to_batch(caught_up)
 
+    def _begin(self, final_lsn: int, commit_ts_us: int, xid: int, data_start: int) -> Transaction:
+        txn = Transaction(xid, final_lsn, commit_ts_us, data_start)
+        if self.props.provide_transaction_metadata:
+            # BEGIN goes out with the transaction's first captured event (_transaction_block), as Debezium's
+            txn.tracker = ev.TransactionTracker("postgresql", self.props.topic_prefix)
+        return txn
+
+    def _commit(self, flags: int, commit_lsn: int, end_lsn: int, commit_ts_us: int, data_start: int,
+                txn: Transaction | None, pending: PendingBatch) -> None:
+        if txn is not None and txn.tracker is not None and txn.tracker.id is not None:
+            # Debezium's transaction id is "<xid>:<LSN of the current message>": END carries the Commit's
+            end = txn.tracker.end(commit_ts_us // 1000, f"{txn.xid}:{data_start}")
+            self.events.transaction_event(pending, txn, end, end_lsn)
+        self.offsets.last_commit_lsn = commit_lsn
+        self.offsets.restart_lsn = end_lsn
+        if txn is not None and txn.change_lsn:
+            self.offsets.last_change = (txn.change_lsn, txn.xid)
+        pending.ack = end_lsn
+
+    def _plain_change(self, payload: bytes, lsn: int, txn: Transaction, pending: PendingBatch) -> bool:
+        """An Insert, or an Update without an old tuple, of a captured table whose tuple CapturedTable.read_row
+        reads, emitted straight from the message's bytes (most changes); False, having done nothing, for
+        anything else: the general path (_handle) takes it, rejects included."""
+        if len(payload) < 8 or payload[5] != 0x4E:   # 'N': the new tuple follows the relid directly
+            return False
+        relid = _RELID.unpack_from(payload, 1)[0]
+        table = self.tables.by_relid.get(relid)
+        if (table is None or table.read_row is None or not table.key_in_row
+                or relid == self.incremental.signal_relid or self.incremental.snapshot.window is not None):
+            return False
+        op = "c" if payload[0] == 0x49 else "u"
+        if op in self.props.skipped_operations:
+            return False
+        try:
+            row = table.read_row(payload, 6)
+        except (ConversionError, ValueError, IndexError, ArithmeticError, struct.error):
+            return False   # read again by the general path, which rejects the change with its error
+        if row is None:
+            return False
+        txn.change_lsn = lsn
+        self.events.row_change(pending, txn, table, op, None, row, table.key_from(row, None),
+                               self.events.source(table, txn, lsn), lsn)
+        return True
+
     def _handle(self, msg: pg.Message, data_start: int, txn: Transaction | None,
                 pending: PendingBatch) -> Transaction | None:
-        if isinstance(msg, pg.Begin):
-            txn = Transaction(msg.xid, msg.final_lsn, msg.commit_ts_us, data_start)
-            if self.props.provide_transaction_metadata:
-                # BEGIN goes out with the transaction's first captured event (_transaction_block), as Debezium's
-                txn.tracker = ev.TransactionTracker("postgresql", self.props.topic_prefix)
-            return txn
-        if isinstance(msg, pg.Commit):
-            if txn is not None and txn.tracker is not None and txn.tracker.id is not None:
-                # Debezium's transaction id is "<xid>:<LSN of the current message>": END carries the Commit's
-                end = txn.tracker.end(msg.commit_ts_us // 1000, f"{txn.xid}:{data_start}")
-                self.events.transaction_event(pending, txn, end, msg.end_lsn)
-            self.offsets.last_commit_lsn = msg.commit_lsn
-            self.offsets.restart_lsn = msg.end_lsn
-            if txn is not None and txn.change_lsn:
-                self.offsets.last_change = (txn.change_lsn, txn.xid)
-            pending.ack = msg.end_lsn
-            return None
+        """Every message but Begin and Commit (the loop's own branches)."""
         if isinstance(msg, pg.Relation):
             self._on_relation(msg, txn, data_start, pending)
             return txn
@@ -307,44 +351,41 @@ class PostgresStreamingSource:
                     self.events.change(pending, txn, ev.change(table.schemas, "t", source=source, ts_ms=now_ms()), lsn)
             return
         if msg.relid == self.incremental.signal_relid and isinstance(msg, pg.Insert):
-            self.incremental.signal_row(_text(msg.new), txn, lsn, pending)
+            self.incremental.signal_row(pg.text_values(msg.new), txn, lsn, pending)
         table = self.tables.by_relid.get(msg.relid)
         if table is None:
             return  # not captured (publication wider than the filters)
         if self.incremental.snapshot.window is not None:   # an incremental snapshot chunk waits for its close
-            self.incremental.streamed(table, _text(msg.new) if getattr(msg, "new", None) is not None else None,
-                                      _text(msg.old) if getattr(msg, "old", None) is not None else None)
+            self.incremental.streamed(table, pg.text_values(msg.new) if getattr(msg, "new", None) is not None else None,
+                                      pg.text_values(msg.old) if getattr(msg, "old", None) is not None else None)
         placeholder = props.unavailable_value_placeholder
         try:
             if isinstance(msg, pg.Insert):
                 if "c" in skipped:
                     return
-                new = _text(msg.new)
+                new = pg.text_values(msg.new)
                 after = table.row(new, placeholder)
-                events = [ev.change(table.schemas, "c", source=self.events.source(table, txn, lsn), after=after,
-                                    key=table.key_from(after, new), ts_ms=now_ms())]
+                changes: tuple[RowChange, ...] = (("c", None, after, table.key_from(after, new)),)
             elif isinstance(msg, pg.Update):
-                events = self._update_events(table, msg, txn, lsn)
+                changes = self._update_changes(table, msg)
             else:
                 if "d" in skipped:
                     return
-                old = _text(msg.old)
+                old = pg.text_values(msg.old)
                 before = table.row(old, placeholder)
-                events = [ev.change(table.schemas, "d", source=self.events.source(table, txn, lsn), before=before,
-                                    key=table.key_from(before, old), ts_ms=now_ms())]
+                changes = (("d", before, None, table.key_from(before, old)),)
         except (ConversionError, ValueError, IndexError, ArithmeticError) as exc:
             self.events.reject(pending, txn, lsn, table, str(exc), repr(msg).encode())
             return
-        for event in events:
-            self.events.change(pending, txn, event, lsn)
-            if event.op == "d" and props.tombstones_on_delete:  # keyless tables too (null key), like Debezium
-                self.events.change(pending, txn, ev.tombstone(event), lsn)
+        if changes:
+            source = self.events.source(table, txn, lsn)
+            for op, before, after, key in changes:
+                self.events.row_change(pending, txn, table, op, before, after, key, source, lsn)
 
-    def _update_events(self, table: CapturedTable, msg: pg.Update, txn: Transaction,
-                       lsn: int) -> list[ev.ChangeEvent]:
+    def _update_changes(self, table: CapturedTable, msg: pg.Update) -> tuple[RowChange, ...]:
         placeholder = self.props.unavailable_value_placeholder
-        new = _text(msg.new)
-        old = _text(msg.old) if msg.old is not None else None
+        new = pg.text_values(msg.new)
+        old = pg.text_values(msg.old) if msg.old is not None else None
         if old is not None and msg.old_kind == "O":
             # REPLICA IDENTITY FULL: the old tuple holds the real value of an unchanged TOASTed column
             new = [o if v is pg.UNCHANGED_TOAST else v for v, o in zip(new, old, strict=True)]
@@ -355,19 +396,14 @@ class PostgresStreamingSource:
         if old is not None:
             before = table.row(old, placeholder)
             old_key = table.key_from(before, old)
-        source = self.events.source(table, txn, lsn)
+        skipped = self.props.skipped_operations
         if old_key != new_key and old_key is not None:
             # primary key change: delete (old key), tombstone, create (new key)
-            out = []
-            if "d" not in self.props.skipped_operations:
-                out.append(ev.change(table.schemas, "d", source=source, before=before, key=old_key, ts_ms=now_ms()))
-            if "c" not in self.props.skipped_operations:
-                out.append(ev.change(table.schemas, "c", source=source, after=after, key=new_key, ts_ms=now_ms()))
-            return out
-        if "u" in self.props.skipped_operations:
-            return []
-        return [ev.change(table.schemas, "u", source=source, before=before, after=after, key=new_key,
-                          ts_ms=now_ms())]
+            return ((("d", before, None, old_key),) if "d" not in skipped else ()) + \
+                ((("c", None, after, new_key),) if "c" not in skipped else ())
+        if "u" in skipped:
+            return ()
+        return (("u", before, after, new_key),)
 
     def _heartbeat(self, pending: PendingBatch) -> None:
         """heartbeat.interval.ms: the heartbeat event, then heartbeat.action.query (its changes, if captured,
@@ -405,10 +441,6 @@ class PostgresStreamingSource:
 def _definition_key(d: TableDef) -> tuple:
     return (tuple((c.name, c.type.oid, c.type.typmod, c.nullable) for c in d.columns), d.primary_key,
             d.replica_identity)
-
-
-def _text(values: list) -> list:
-    return [v.decode("utf-8") if isinstance(v, bytes) else v for v in values]
 
 
 def first_line(exc: BaseException) -> str:

@@ -4,6 +4,7 @@ the row -> payload conversion shared by snapshot rows (COPY text) and pgoutput t
 from __future__ import annotations
 
 import logging
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,13 +30,23 @@ class CapturedTable:
     column_names: tuple[str, ...]                    # every column in tuple order
     # column mappers: what a NULL becomes in the value (column.mask.with.N.chars masks NULL too)
     null_values: dict[str, Any] = field(default_factory=dict)
+    # the source block of its streamed changes without their own values (PostgresEventDispatcher.source)
+    streaming_source: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def table_id(self) -> str:
         return self.schemas.table_id
 
+    def __post_init__(self) -> None:
+        self._fast_row, self.read_row = _compile_row(self)
+        self._last_index = max((index for index, _ in self.converters), default=-1)
+        # the key is taken from the value's row (key_from), no column of it excluded from the value
+        self.key_in_row = {conv.name for _, conv in self.key_positions} <= {conv.name for _, conv in self.converters}
+
     def row(self, values: list[Any], placeholder: str) -> dict[str, Any]:
         """A tuple of text values (str, None, UNCHANGED_TOAST) -> the Value struct payload."""
+        if self._fast_row is not None and len(values) > self._last_index and UNCHANGED_TOAST not in values:
+            return self._fast_row(values)   # the common case: every column there, none TOASTed
         out: dict[str, Any] = {}
         for index, conv in self.converters:
             value = values[index] if index < len(values) else None
@@ -56,6 +67,9 @@ class CapturedTable:
         if not self.key_positions:
             return None
         try:
+            if len(self.key_positions) == 1:   # the common case, without a comprehension
+                name = self.key_positions[0][1].name
+                return {name: row[name]}
             return {conv.name: row[conv.name] for _, conv in self.key_positions}
         except KeyError:  # a key column excluded from the value
             return self.key(values)
@@ -80,6 +94,59 @@ class CapturedTable:
         d = self.definition
         return TableChange(change_type, quoted_table_id(d.schema, d.table), cols, list(d.primary_key),
                            default_charset_name=None)
+
+
+def _compile_row(table: CapturedTable) -> tuple[Any, Any]:
+    """Two generated functions for the common case (every captured column there, none TOASTed), or (None, None)
+    when column mappers replace NULLs (the general loop handles those):
+
+    - `row(values)`: CapturedTable.row of such a tuple of texts: a dict display with each column's conversion
+      inline (a text column's str is its value);
+    - `read(buf, pos)`: the same payload read straight from a pgoutput TupleData at `pos` (its column count
+      first), or None when the tuple is not plain: another column count, an unchanged TOASTed captured column,
+      a binary or unknown column kind. A text that is not UTF-8 raises UnicodeDecodeError, a converter its
+      own error: the caller then takes the general path, which rejects the change as before."""
+    if table.null_values or not table.converters:
+        return None, None
+    namespace: dict[str, Any] = {"unpack_length": struct.Struct(">i").unpack_from,
+                                 "unpack_count": struct.Struct(">h").unpack_from}
+    converters = dict(table.converters)
+    items, values, lines = [], [], [
+        "def read(buf, pos):",
+        f"    if unpack_count(buf, pos)[0] != {len(table.column_names)}:",
+        "        return None",
+        "    pos += 2"]
+    for index in range(len(table.column_names)):
+        conv = converters.get(index)
+        if conv is None:   # not captured: skipped whatever it holds
+            lines += ["    if buf[pos] == 116:",
+                      "        pos += 5 + unpack_length(buf, pos + 1)[0]",
+                      "    elif buf[pos] == 110 or buf[pos] == 117:",
+                      "        pos += 1",
+                      "    else:",
+                      "        return None"]
+            continue
+        if conv.convert is str:
+            items.append(f"{conv.name!r}: values[{index}]")
+            text = "buf[pos + 5:end].decode()"
+        else:
+            namespace[f"convert{index}"] = conv.convert
+            items.append(f"{conv.name!r}: None if (v := values[{index}]) is None else convert{index}(v)")
+            text = f"convert{index}(buf[pos + 5:end].decode())"
+        values.append(f"{conv.name!r}: v{index}")
+        lines += ["    if buf[pos] == 116:",
+                  "        end = pos + 5 + unpack_length(buf, pos + 1)[0]",
+                  f"        v{index} = {text}",
+                  "        pos = end",
+                  "    elif buf[pos] == 110:",
+                  f"        v{index} = None",
+                  "        pos += 1",
+                  "    else:",
+                  "        return None"]
+    lines.append("    return {" + ", ".join(values) + "}")
+    source = "def row(values):\n    return {" + ",\n            ".join(items) + "}\n\n" + "\n".join(lines) + "\n"
+    exec(compile(source, f"<row {table.schemas.table_id}>", "exec"), namespace)  # noqa: S102 (generated above)
+    return namespace["row"], namespace["read"]
 
 
 def column_length(t: PgType) -> int | None:

@@ -139,6 +139,53 @@ def test_primary_key_change_toast_truncate_and_skips(pg_dsn, db) -> None:
     assert t["before"] is None and t["after"] is None and c.events[5].key is None
 
 
+def test_changes_read_from_the_message_and_by_the_general_path_land_alike(pg_dsn, db, monkeypatch) -> None:
+    """Most inserts and updates are read straight from the message's bytes (PostgresStreamingSource._plain_change);
+    a value the converter refuses, an unchanged TOASTed column and an old tuple go the general way: the refused
+    change is a reject, the others land as they always did, in stream order."""
+    from ingest.connectors.postgres.streaming import PostgresStreamingSource
+
+    dsn, name, s = db
+    execute(dsn, f"CREATE TABLE {s}.m (id int PRIMARY KEY, at timestamptz, note text, body text)",
+            f"ALTER TABLE {s}.m ALTER body SET STORAGE EXTERNAL")
+    plain = []
+    original = PostgresStreamingSource._plain_change
+
+    def spy(self, payload, lsn, txn, pending):
+        taken = original(self, payload, lsn, txn, pending)
+        plain.append(taken)
+        return taken
+
+    monkeypatch.setattr(PostgresStreamingSource, "_plain_change", spy)
+    conn = connector(pg_dsn, name, s)
+    try:
+        c = Collector(conn).run()
+        execute(dsn, f"INSERT INTO {s}.m VALUES (1, '2024-01-01 10:00:00.5+00', 'plain', 'x')",
+                f"INSERT INTO {s}.m VALUES (2, 'infinity', 'refused', 'y')",
+                f"INSERT INTO {s}.m VALUES (3, NULL, 'ü € 🎉 \"q\" \\', repeat('z', 100000))",
+                f"UPDATE {s}.m SET note = 'changed' WHERE id = 3",     # body unchanged: TOAST placeholder
+                f"UPDATE {s}.m SET id = 4 WHERE id = 1",              # old key tuple: d, tombstone, c
+                f"UPDATE {s}.m SET note = 'n' WHERE id = 4")
+        c.run(until=lambda c: len(c.events) >= 7)
+    finally:
+        conn.close()
+    rejects = [r for b in c.batches for r in b.rejects]
+    assert len(rejects) == 1 and "infinity" in rejects[0].error
+    assert [(e.op, e.key) for e in c.events] == [
+        ("c", '{"id":1}'), ("c", '{"id":3}'), ("u", '{"id":3}'), ("d", '{"id":1}'), (None, '{"id":1}'),
+        ("c", '{"id":4}'), ("u", '{"id":4}')]
+    after = [json.loads(e.value)["after"] if e.value else None for e in c.events]
+    assert after[0] == {"id": 1, "at": "2024-01-01T10:00:00.500000Z", "note": "plain", "body": "x"}
+    assert after[1] == {"id": 3, "at": None, "note": 'ü € 🎉 "q" \\', "body": "z" * 100_000}
+    assert after[2]["body"] == "__debezium_unavailable_value" and after[2]["note"] == "changed"
+    assert after[5] == {"id": 4, "at": "2024-01-01T10:00:00.500000Z", "note": "plain", "body": "x"}
+    assert after[6]["note"] == "n"
+    # the first insert, the third and the last update were read from the message; the rest were not
+    assert plain == [True, False, True, False, False, True]
+    seqs = [e.seq for e in c.events]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+
 def test_skipped_operations_and_no_tombstones(pg_dsn, db) -> None:
     dsn, name, s = db
     execute(dsn, f"CREATE TABLE {s}.t (id int PRIMARY KEY)")
