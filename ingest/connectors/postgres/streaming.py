@@ -59,12 +59,10 @@ class PostgresStreamingSource:
         self._ack_lsn: int = 0          # highest flush LSN whose batch is committed in bronze
         self._sent_ack_lsn: int = 0     # highest flush LSN confirmed to the server
         self._yielded_ack: int = 0      # highest flush LSN handed out in a batch
-        self._stream_start_end: int | None = None   # the server's end of WAL when the stream (re)started
         self.incremental = PostgresIncremental(props, source_name, offsets, events, tables, normal_connection,
                                                captured_tables, file_channel)
 
     def _start_replication(self) -> Any:
-        self._stream_start_end = self._server_wal_lsn()
         self._repl = setup.connect_replication(self.props)
         cur = self._repl.cursor()
         options = {"proto_version": "1", "publication_names": self.props.publication_name, "messages": "true"}
@@ -73,34 +71,6 @@ class PostgresStreamingSource:
                               options=options, status_interval=max(1.0, self.props.status_update_interval_ms / 1000))
         self._repl_cur = cur
         return cur
-
-    def _server_wal_lsn(self) -> int | None:
-        """The end of the server's WAL now, every commit made so far included (also one whose WAL is not flushed
-        yet, synchronous_commit=off: the walsender reads it once it is); None where the server cannot say (a
-        standby in recovery)."""
-        try:
-            with self.normal_connection().cursor() as cur:
-                cur.execute("SELECT pg_current_wal_lsn()::text")
-                return pg.str_to_lsn(cur.fetchone()[0])
-        except psycopg2.Error as exc:
-            log.warning("the server did not give its WAL position (%s): a quiet stream counts as caught up",
-                        first_line(exc))
-            return None
-
-    def _walsender_caught_up(self, cur: Any) -> bool:
-        """The walsender has read the WAL that existed when the stream started. A stream that resumes behind
-        a lot of WAL it does not send (changes already confirmed, other tables, other databases) is quiet while
-        the walsender reads through it: quiet, but not caught up. Until it is, each quiet poll asks the server
-        for a keepalive, which carries how far the walsender has read (cur.wal_end)."""
-        target = self._stream_start_end
-        if target is None or cur.wal_end >= target or self.offsets.restart_lsn >= target:
-            self._stream_start_end = None
-            return True
-        try:
-            cur.send_feedback(reply=True, force=True)
-        except (psycopg2.Error, OSError):
-            pass   # a lost connection shows at the next read, which reconnects
-        return False
 
     def _connect_stream(self) -> Any:
         retries, delay = self.props.slot_max_retries, self.props.slot_retry_delay_ms / 1000
@@ -222,7 +192,7 @@ class PostgresStreamingSource:
                     # slot does not retain WAL of changes to tables we do not capture
                     self._ack_lsn = cur.wal_end
                 # an incremental snapshot under way is not caught up: its chunks are still coming
-                yield self._flush(pending, caught_up=not self.incremental.active and self._walsender_caught_up(cur))
+                yield self._flush(pending, caught_up=not self.incremental.active)
                 pending = PendingBatch()
             elif len(pending) and time.monotonic() - pending.started >= limits.max_seconds:
                 yield self._flush(pending, caught_up=False)
