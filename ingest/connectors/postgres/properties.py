@@ -74,8 +74,7 @@ FIELDS = FieldSet(
     common.HEARTBEAT_TOPIC_PREFIX,
     Field("heartbeat.action.query", doc="a statement run on the captured database with each heartbeat"),
     common.POLL_INTERVAL_MS.but(doc="how long the stream must be silent before a batch is closed as caught up "
-                                    "(ms; the walsender must also have read the WAL there was when the stream "
-                                    "started)"),
+                                    "(ms)"),
     Field("status.update.interval.ms", "int", default=10_000, minimum=1,
           doc="standby status interval of the replication connection (ms)"),
     common.KAFKA_CONNECT_ONLY,
