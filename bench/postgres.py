@@ -189,7 +189,7 @@ def main() -> None:
                 sql(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')")
             t = time.perf_counter()
             sql(f"DO $$ BEGIN FOR i IN 1..{args.updates} LOOP "
-                f"UPDATE {SCHEMA}.t SET a = a + 1 WHERE id = 1 + ((i + {run * 104_729}) * 7919) % {args.rows}; "
+                f"UPDATE {SCHEMA}.t SET a = a + 1 WHERE id = 1 + ((i::bigint + {run * 104_729}) * 7919) % {args.rows}; "
                 f"COMMIT; END LOOP; END $$")
             endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
             print(f"  run {run}: generated {args.updates:,} updates in {time.perf_counter() - t:.1f}s "

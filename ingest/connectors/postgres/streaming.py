@@ -34,6 +34,11 @@ from ingest.schema.conversions import is_lossless
 log = logging.getLogger(__name__)
 
 _RELID = struct.Struct(">I")
+# WAL page headers (PostgreSQL's SizeOfXLogShortPHD and SizeOfXLogLongPHD, the latter opening each segment)
+_SHORT_PAGE_HEADER, _LONG_PAGE_HEADER = 24, 40
+# a walsender short of the end of WAL that reports no progress for this long is taken as caught up (the
+# background writer's 15 s running-transactions record gets an idle server's unflushed WAL flushed well before)
+_STALLED_WALSENDER_SECONDS = 60.0
 
 # one row change of a pgoutput message: (op, before, after, key)
 RowChange = tuple[str, dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
@@ -59,10 +64,13 @@ class PostgresStreamingSource:
         self._ack_lsn: int = 0          # highest flush LSN whose batch is committed in bronze
         self._sent_ack_lsn: int = 0     # highest flush LSN confirmed to the server
         self._yielded_ack: int = 0      # highest flush LSN handed out in a batch
+        self._stream_start_end: int | None = None   # the server's end of WAL when the stream (re)started
+        self._quiet_wal_end, self._quiet_since = -1, 0.0   # where a quiet walsender was last seen, since when
         self.incremental = PostgresIncremental(props, source_name, offsets, events, tables, normal_connection,
                                                captured_tables, file_channel)
 
     def _start_replication(self) -> Any:
+        self._stream_start_end, self._quiet_wal_end = self._server_wal_end(), -1
         self._repl = setup.connect_replication(self.props)
         cur = self._repl.cursor()
         options = {"proto_version": "1", "publication_names": self.props.publication_name, "messages": "true"}
@@ -71,6 +79,59 @@ class PostgresStreamingSource:
                               options=options, status_interval=max(1.0, self.props.status_update_interval_ms / 1000))
         self._repl_cur = cur
         return cur
+
+    def _server_wal_end(self) -> int | None:
+        """The end of the server's WAL now, as the walsender reports it once it has read that far; None where
+        the server cannot say (a standby in recovery).
+
+        The insert position, not the write or flush one: a commit made with synchronous_commit=off may not be
+        written yet, and it counts (the walsender reads it once the WAL writer has flushed it, within three
+        wal_writer_delay). WAL that is not a commit may stay unflushed on an idle server, but not for long: the
+        background writer logs a running-transactions record every 15 s after activity and has it flushed.
+        An insert position just after a page header is the page boundary as an end of WAL: a record ending at a
+        page's end makes the insert position skip the next page's header, while the walsender reports the
+        boundary."""
+        try:
+            with self.normal_connection().cursor() as cur:
+                cur.execute("SELECT pg_current_wal_insert_lsn()::text, current_setting('wal_block_size')::int, "
+                            "(SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size')")
+                lsn, block, segment = cur.fetchone()
+        except psycopg2.Error as exc:
+            log.warning("the server did not give its end of WAL (%s): a quiet stream counts as caught up",
+                        first_line(exc))
+            return None
+        end = pg.str_to_lsn(lsn)
+        if segment and end % segment == _LONG_PAGE_HEADER:
+            return end - _LONG_PAGE_HEADER
+        if end % block == _SHORT_PAGE_HEADER:
+            return end - _SHORT_PAGE_HEADER
+        return end
+
+    def _walsender_caught_up(self, cur: Any) -> bool:
+        """The walsender has read the WAL that existed when the stream started. A stream that resumes behind
+        much WAL it does not send (changes already confirmed, tables outside the publication, other databases)
+        is quiet while the walsender reads through it: quiet, but not caught up. Until it is, each quiet poll
+        asks the server for a keepalive, which carries how far the walsender has read (cur.wal_end). A walsender
+        that reports no progress for _STALLED_WALSENDER_SECONDS is taken as caught up (with a warning): a run
+        then ends as it did before this rule, and the next run lands what follows."""
+        target = self._stream_start_end
+        if target is None or cur.wal_end >= target or self.offsets.restart_lsn >= target:
+            self._stream_start_end = None
+            return True
+        now = time.monotonic()
+        if cur.wal_end != self._quiet_wal_end:
+            self._quiet_wal_end, self._quiet_since = cur.wal_end, now
+        elif now - self._quiet_since >= _STALLED_WALSENDER_SECONDS:
+            log.warning("the walsender reports %s, short of the end of WAL %s when streaming started, and has not "
+                        "moved for %.0f s: taken as caught up", pg.lsn_to_str(cur.wal_end), pg.lsn_to_str(target),
+                        now - self._quiet_since)
+            self._stream_start_end = None
+            return True
+        try:
+            cur.send_feedback(reply=True, force=True)
+        except (psycopg2.Error, OSError):
+            pass   # a lost connection shows at the next read, which reconnects
+        return False
 
     def _connect_stream(self) -> Any:
         retries, delay = self.props.slot_max_retries, self.props.slot_retry_delay_ms / 1000
@@ -192,7 +253,7 @@ class PostgresStreamingSource:
                     # slot does not retain WAL of changes to tables we do not capture
                     self._ack_lsn = cur.wal_end
                 # an incremental snapshot under way is not caught up: its chunks are still coming
-                yield self._flush(pending, caught_up=not self.incremental.active)
+                yield self._flush(pending, caught_up=not self.incremental.active and self._walsender_caught_up(cur))
                 pending = PendingBatch()
             elif len(pending) and time.monotonic() - pending.started >= limits.max_seconds:
                 yield self._flush(pending, caught_up=False)

@@ -186,6 +186,30 @@ def test_changes_read_from_the_message_and_by_the_general_path_land_alike(pg_dsn
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
 
 
+def test_a_stream_behind_wal_it_does_not_send_is_caught_up_only_once_the_walsender_has_read_it(pg_dsn, db) -> None:
+    """A run that resumes behind WAL the walsender reads but does not send (here 20,000 transactions on a table
+    outside the publication) hears nothing while the walsender reads through it; quiet polls (10 ms here) are
+    not "caught up" until the walsender has read the WAL that existed when the stream started, so the change
+    after that WAL lands in the same run."""
+    dsn, name, s = db
+    execute(dsn, f"CREATE TABLE {s}.kept (id int PRIMARY KEY)", f"CREATE TABLE {s}.other (id int PRIMARY KEY)",
+            f"INSERT INTO {s}.kept VALUES (0)")
+    settings = {"table.include.list": f"{s}\\.kept", "poll.interval.ms": 10}
+    conn = connector(pg_dsn, name, s, **settings)
+    try:
+        first = Collector(conn).run()
+    finally:
+        conn.close()
+    execute(dsn, f"DO $$ BEGIN FOR i IN 1..20000 LOOP INSERT INTO {s}.other VALUES (i); COMMIT; END LOOP; END $$",
+            f"INSERT INTO {s}.kept VALUES (1)")
+    conn = connector(pg_dsn, name, s, **settings)
+    try:
+        second = Collector(conn, resume=first.resume_state()).run()   # until the first caught-up batch
+    finally:
+        conn.close()
+    assert [(e.op, e.key) for e in second.events] == [("c", '{"id":1}')]
+
+
 def test_skipped_operations_and_no_tombstones(pg_dsn, db) -> None:
     dsn, name, s = db
     execute(dsn, f"CREATE TABLE {s}.t (id int PRIMARY KEY)")
