@@ -46,6 +46,13 @@ def test_settings_reach_the_consumer_and_lakecdc_keeps_its_own() -> None:
     assert config["group.id"] == "lakecdc-k" and config["enable.auto.commit"] is False
 
 
+def test_prefetch_backs_off_briefly_unless_the_user_says_otherwise() -> None:
+    """librdkafka's default fetch.queue.backoff.ms (1 s) stalls a consumer that decodes between polls (the kafka
+    source ran at a third of its speed, docs/connectors/kafka.md); a kafka.* property still sets its own value."""
+    assert make(topics=["a"])._config()["fetch.queue.backoff.ms"] == 10
+    assert make(topics=["a"], **{"kafka.fetch.queue.backoff.ms": 500})._config()["fetch.queue.backoff.ms"] == "500"
+
+
 def test_offsets_round_trip_through_the_position() -> None:
     offsets = KafkaOffsets()
     offsets.advance("shop.inv.orders", 3, 41)
