@@ -3,16 +3,18 @@
     .venv/bin/python bench/mariadb.py [--rows 1000000] [--stream-rows 200000] [--single-row-txns 50000]
                                       [--skip-bronze] [--row-path]
 
-1. Snapshot of a ROWS-row, 8-column table: connector alone (rows/s) and connector + BronzeWriter into
-   Delta through the embedded engine (rows/s). Tables with a primary key are read in columnar chunks
+1. Snapshot of a ROWS-row, 8-column table: connector alone (rows/s) and `run_source` (the product path of
+   `lakecdc run`: the connector, with the bronze writer's thread landing batch N while batch N+1 is read, into
+   Delta through the embedded engine; rows/s). Tables with a primary key are read in columnar chunks
    (ingest.connectors.mysql.snapshot_block); --row-path measures the row-by-row path instead.
 2. Streaming of STREAM_ROWS row events (multi-row INSERTs and UPDATEs): connector alone (fast row decoder,
-   then the generic row path) and into bronze; compared with a bare mysql-replication loop decoding the
+   then the generic row path) and into bronze (`run_source` of the same source, going on where its snapshot
+   ended); compared with a bare mysql-replication loop decoding the
    rows of the same binlog range (the library's own decoding speed) and with
    `mariadb-binlog`/`mysqlbinlog` reading the same range to /dev/null (the decode limit).
 3. Single-row transactions: SINGLE_ROW_TXNS autocommit INSERTs (GTID, table map, rows and XID events for each
-   row): connector alone and into bronze, against `mariadb-binlog` over the same range (issue 19's target:
-   >= 30,000 events/s into bronze). Peak RSS of the process at the end.
+   row): connector alone and into bronze (`run_source` again), against `mariadb-binlog` over the same range
+   (issue 19's target: >= 30,000 events/s into bronze). Peak RSS of the process at the end.
 
 Uses database mysqlconn_bench (or $LAKECDC_BENCH_DB) on LAKECDC_MARIADB_URL (scripts/services.sh env).
 """
@@ -36,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 import pymysql  # noqa: E402
 
 from ingest.bronze.contract import BatchLimits, ResumeState  # noqa: E402
-from ingest.config import EngineSettings, SourceSettings  # noqa: E402
+from ingest.config import EngineSettings, ProjectConfig, SourceSettings  # noqa: E402
 from ingest.connectors.mysql import MySqlConnector  # noqa: E402
 from ingest.connectors.mysql.binlog_reader import BinlogReader  # noqa: E402
 from ingest.connectors.mysql.streaming import EVENTS  # noqa: E402
@@ -68,13 +70,12 @@ def prepare(conn, rows: int) -> None:
                         FROM {DB}.seq_1_to_{rows}""")
 
 
-def drain(conn: MySqlConnector, resume: ResumeState, writer=None) -> tuple[int, float, ResumeState]:
+def drain(conn: MySqlConnector, resume: ResumeState) -> tuple[int, float, ResumeState]:
+    """The connector alone from `resume` until caught up: (events, seconds, where it ended)."""
     began = time.perf_counter()
     count = 0
     last = None
     for batch in conn.batches(resume, BatchLimits(max_events=50_000, max_seconds=30)):
-        if writer is not None:
-            writer.write(batch)
         count += batch.event_count
         if batch.event_count:
             last = last_event(batch)
@@ -85,6 +86,18 @@ def drain(conn: MySqlConnector, resume: ResumeState, writer=None) -> tuple[int, 
 
     state = ResumeState(last[0], json.loads(last[1])) if last else resume
     return count, seconds, state
+
+
+def product(warehouse: Path, p: dict, **extra) -> tuple[int, float]:
+    """One `run_source` of the bench's bronze source until caught up (it resumes where its bronze ends): the
+    events landed and the seconds from its first batch on (the engine's start not counted)."""
+    from ingest.runner import run_source
+
+    config = ProjectConfig(engine=EngineSettings(profile="local", warehouse=warehouse),
+                           sources={"bench": settings(p, 410_002, **extra)})
+    result = run_source(config, "bench", until_caught_up=True, limits=BatchLimits(max_events=50_000, max_seconds=30),
+                        progress=False)
+    return result.events, result.seconds
 
 
 def last_event(batch) -> tuple[str, str]:
@@ -142,15 +155,9 @@ def main() -> None:
     n, secs, after_snapshot = drain(c, ResumeState())
     print(f"snapshot, connector only: {n} rows in {secs:.1f} s = {n / secs:,.0f} rows/s")
 
-    engine = writer = None
-    if not args.skip_bronze:
-        from ingest.bronze.writer import BronzeWriter
-        from ingest.engine import start_engine
-
-        engine = start_engine(EngineSettings(profile="local", warehouse=Path(tempfile.mkdtemp()) / "wh"), reuse=False)
-        writer = BronzeWriter(engine.spark, engine.settings, "bench")
-        c = MySqlConnector(settings(p, 410_002, **{"snapshot.mode": "initial_only"}))
-        n, secs, after_snapshot = drain(c, ResumeState(), writer)
+    warehouse = None if args.skip_bronze else Path(tempfile.mkdtemp()) / "wh"
+    if warehouse is not None:
+        n, secs = product(warehouse, p, **{"snapshot.mode": "initial_only"})
         print(f"snapshot into bronze:     {n} rows in {secs:.1f} s = {n / secs:,.0f} rows/s")
 
     # streaming workload: inserts then updates, multi-row statements
@@ -177,9 +184,8 @@ def main() -> None:
     n, secs, _ = drain(c, after_snapshot)
     MySqlStreamingSource.fast_rows = True
     print(f"streaming, generic rows:   {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
-    if writer is not None:
-        c = MySqlConnector(settings(p, 410_004))
-        n, secs, _ = drain(c, after_snapshot, writer)
+    if warehouse is not None:
+        n, secs = product(warehouse, p)
         print(f"streaming into bronze:     {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
     rows, secs = bare_loop(p, start["file"], int(start["pos"]), 410_005)
     bare_rate = rows / secs
@@ -189,14 +195,15 @@ def main() -> None:
     if tool_secs:
         print(f"mariadb-binlog -vv >/dev/null: {tool_secs:.1f} s = {rows / tool_secs:,.0f} rows/s "
               f"(connector/tool = {connector_rate / (rows / tool_secs):.2f})")
-    single_row_transactions(conn, p, after_stream, args.rows + args.stream_rows + 1, args.single_row_txns, writer)
-    if engine is not None:
-        engine.stop()
+    single_row_transactions(conn, p, after_stream, args.rows + args.stream_rows + 1, args.single_row_txns, warehouse)
     conn.close()
+    if warehouse is not None:
+        shutil.rmtree(warehouse.parent, ignore_errors=True)
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
 
 
-def single_row_transactions(conn, p: dict, start: ResumeState, first_id: int, count: int, writer) -> None:
+def single_row_transactions(conn, p: dict, start: ResumeState, first_id: int, count: int,
+                            warehouse: Path | None) -> None:
     """`count` one-row INSERT transactions after `start` (the streaming stage's end), streamed by the connector
     alone and into bronze."""
     began = time.perf_counter()
@@ -210,10 +217,8 @@ def single_row_transactions(conn, p: dict, start: ResumeState, first_id: int, co
     n, secs, _ = drain(c, start)
     rate = n / secs
     print(f"single-row txns, connector only: {n} events in {secs:.1f} s = {rate:,.0f} events/s")
-    if writer is not None:
-        c = MySqlConnector(settings(p, 410_009))
-        c.restore_schema_history([])
-        n, secs, _ = drain(c, start, writer)
+    if warehouse is not None:
+        n, secs = product(warehouse, p)
         rate = n / secs
         print(f"single-row txns into bronze:     {n} events in {secs:.1f} s = {rate:,.0f} events/s "
               f"(target >= 30,000)")

@@ -190,6 +190,8 @@ class BlockingSnapshot(IncrementalSnapshot):
                    collections=list(state.get("collections") or []), origin=state.get("origin"))
 
     def state(self) -> dict[str, Any] | None:
+        if not self.tables:   # none under way (every streamed transaction's position asks)
+            return None
         state = super().state()
         if state is not None:
             state.pop("paused")

@@ -41,6 +41,7 @@ _ROWS_OPS = {BINLOG.WRITE_ROWS_EVENT_V1: "c", BINLOG.UPDATE_ROWS_EVENT_V1: "u", 
 _ROWS_POST_HEADER = 8  # table id (6 bytes) and flags (2) of a version-1 rows event
 _MAX_TABLE_MAPS = 4096  # distinct table map events remembered; the cache is cleared when full
 _MAX_PACKET = 2**24 - 1  # a payload this long continues in the next packet
+_READ_SIZE = 1 << 16  # bytes asked of the dump connection's socket at a time (it gives what has arrived)
 _SKIP = object()  # a packet handled here that gives the caller no event (a table map seen before)
 
 GTID, XID, ROWS = "gtid", "xid", "rows"
@@ -79,6 +80,8 @@ class BinlogReader(BinLogStreamReader):
         super().__init__(*args, **kwargs)
         self.hot_path = hot_path
         self.table_maps: dict[bytes, Any] = {} if table_maps is None else table_maps
+        # read ahead of the dump connection (_read_payload): the bytes, where the next packet starts, whose they are
+        self._buffer, self._at, self._buffered_connection = b"", 0, None
 
     def _BinLogStreamReader__set_mariadb_settings(self) -> bytes:  # noqa: N802 (overrides a name-mangled method)
         cur = self._stream_connection.cursor()
@@ -133,16 +136,30 @@ class BinlogReader(BinLogStreamReader):
 
     def _read_payload(self) -> bytes:
         """The next packet's payload from the dump connection: pymysql's `_read_packet` without its packet object
-        (one per binlog event). Errors as pymysql raises them."""
+        (one per binlog event), read from a buffer of our own (one socket read brings many small events; only
+        this reader reads the dump connection once the dump started). Errors as pymysql raises them."""
         conn = self._stream_connection
+        if conn is not self._buffered_connection:   # a new dump connection: nothing of it read yet
+            self._buffered_connection, self._buffer, self._at = conn, b"", 0
+        buffer, at = self._buffer, self._at
+        if len(buffer) - at >= 4:   # the common case: a whole small packet in the buffer
+            length = buffer[at] | buffer[at + 1] << 8 | buffer[at + 2] << 16
+            end = at + 4 + length
+            if end <= len(buffer) and length < _MAX_PACKET and buffer[at + 3] == conn._next_seq_id:
+                conn._next_seq_id = (conn._next_seq_id + 1) % 256
+                self._at = end
+                data = buffer[at + 4:end]
+                if data[0] == 0xFF:
+                    MysqlPacket(data, conn.encoding).raise_for_error()
+                return data
         chunks = []
         while True:
-            header = self._read_bytes(conn, 4)
+            header = self._take(conn, 4)
             length = header[0] | header[1] << 8 | header[2] << 16
             if header[3] != conn._next_seq_id:
                 self._wrong_sequence(conn, header[3])
             conn._next_seq_id = (conn._next_seq_id + 1) % 256
-            chunks.append(self._read_bytes(conn, length))
+            chunks.append(self._take(conn, length))
             if length < _MAX_PACKET:
                 break
         data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
@@ -150,17 +167,34 @@ class BinlogReader(BinLogStreamReader):
             MysqlPacket(data, conn.encoding).raise_for_error()
         return data
 
-    @staticmethod
-    def _read_bytes(conn: Any, count: int) -> bytes:
-        try:
-            data = conn._rfile.read(count)
-        except OSError as exc:
-            conn._force_close()
-            raise pymysql.err.OperationalError(CR.CR_SERVER_LOST, f"Lost connection to MySQL server ({exc})") from None
-        if len(data) < count:
-            conn._force_close()
-            raise pymysql.err.OperationalError(CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
-        return data
+    def _take(self, conn: Any, count: int) -> bytes:
+        """The next `count` bytes of the dump connection: from the buffer, then from the socket (reads of at least
+        _READ_SIZE bytes; what they bring beyond `count` stays in the buffer)."""
+        buffer, at = self._buffer, self._at
+        if len(buffer) - at >= count:
+            self._at = at + count
+            return buffer[at:at + count]
+        parts = [buffer[at:]]
+        need = count - (len(buffer) - at)
+        self._buffer, self._at = b"", 0
+        while need > 0:
+            try:
+                chunk = conn._rfile.read1(max(need, _READ_SIZE))
+            except OSError as exc:
+                conn._force_close()
+                raise pymysql.err.OperationalError(CR.CR_SERVER_LOST,
+                                                   f"Lost connection to MySQL server ({exc})") from None
+            if not chunk:
+                conn._force_close()
+                raise pymysql.err.OperationalError(CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
+            if len(chunk) > need:
+                parts.append(chunk[:need])
+                self._buffer, self._at = chunk, need
+                need = 0
+            else:
+                parts.append(chunk)
+                need -= len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     @staticmethod
     def _wrong_sequence(conn: Any, got: int) -> None:

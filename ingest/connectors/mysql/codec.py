@@ -3,6 +3,8 @@ per table version from an `ingest.schema.model.Table`."""
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +36,11 @@ class TableCodec:
     snapshot_converters: list[Converter] = field(default_factory=list)  # the same for snapshot values
     mapped_columns: frozenset[str] = frozenset()   # columns a column mapper changes (their values take the
                                                    # per-value Python paths, which apply it)
+    # a row's key values, compared to tell a key change (a value, or a tuple of several); None without a key
+    key_values: Callable[[dict[str, Any]], Any] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.key_values = operator.itemgetter(*self.key_columns) if self.key_columns else None
 
     @property
     def table_id(self) -> str:

@@ -30,13 +30,20 @@ class MariaDbGtidSet:
                 raise LakecdcError(f"not a MariaDB GTID: {item!r} (expected domain-server-sequence)")
             domain, server, seq = (int(g) for g in match.groups())
             self.entries[(domain, server)] = max(seq, self.entries.get((domain, server), 0))
+        # The entry that add() keeps moving (one server writes the binlog) and the text around it, so that str()
+        # after each transaction formats that entry alone instead of sorting and joining the whole set
+        self._moving: tuple[int, int] | None = None
+        self._around: tuple[str, str] | None = None
 
     def add(self, gtid: str) -> None:
         """Every committed transaction's GTID (the streaming hot path)."""
         parts = gtid.strip().split("-")
         if len(parts) != 3 or not (parts[0].isdigit() and parts[1].isdigit() and parts[2].isdigit()):
             raise LakecdcError(f"not a MariaDB GTID: {gtid!r}")
-        self.entries[(int(parts[0]), int(parts[1]))] = int(parts[2])
+        key = (int(parts[0]), int(parts[1]))
+        if key != self._moving:
+            self._moving, self._around = key, None
+        self.entries[key] = int(parts[2])
         self._text = None
 
     def contains(self, other: MariaDbGtidSet) -> bool:
@@ -45,7 +52,17 @@ class MariaDbGtidSet:
 
     def __str__(self) -> str:
         if self._text is None:
-            self._text = ",".join(f"{d}-{s}-{n}" for (d, s), n in sorted(self.entries.items()))
+            moving, around = self._moving, self._around
+            if around is not None and moving is not None:
+                self._text = f"{around[0]}{moving[0]}-{moving[1]}-{self.entries[moving]}{around[1]}"
+            else:
+                keys = sorted(self.entries)
+                pieces = [f"{d}-{s}-{self.entries[(d, s)]}" for d, s in keys]
+                self._text = ",".join(pieces)
+                if moving in self.entries:
+                    at = keys.index(moving)
+                    self._around = (",".join(pieces[:at]) + ("," if at else ""),
+                                    ("," if at + 1 < len(pieces) else "") + ",".join(pieces[at + 1:]))
         return self._text
 
 

@@ -22,6 +22,7 @@ import binascii
 import codecs
 import datetime as dt
 import decimal
+import functools
 import struct
 from typing import TYPE_CHECKING, Any
 
@@ -206,10 +207,27 @@ def _string_decode(gen: _Gen, column: Any) -> str | None:
         return "raw.decode()"
     encoding = RowsEvent.charset_to_encoding(name)
     try:
-        codecs.lookup(encoding)
+        info = codecs.lookup(encoding)
     except LookupError:
         return None
+    if info.name not in _C_DECODED and _ascii_compatible(info.name):
+        # the same text for ASCII bytes; cp1252 (MySQL's latin1) and the like decode in Python, ASCII in C
+        return f"(raw.decode('ascii') if raw.isascii() else raw.decode({encoding!r}))"
     return f"raw.decode({encoding!r})"
+
+
+# codecs whose decode is C code already (codecs.lookup(...).name)
+_C_DECODED = frozenset({"utf-8", "ascii", "latin-1", "iso8859-1"})
+
+
+@functools.cache
+def _ascii_compatible(encoding: str) -> bool:
+    """Every byte below 0x80 decodes alone to the same ASCII character (not so for UTF-16 and UTF-32, which pair
+    bytes, nor for UTF-7 and the ISO-2022 codecs, where + or ESC start sequences)."""
+    try:
+        return all(bytes([b]).decode(encoding) == chr(b) for b in range(128))
+    except UnicodeDecodeError:
+        return False
 
 
 def compile_plan(columns: list[Any], codec: TableCodec, options: TypeOptions) -> RowPlan:

@@ -360,7 +360,7 @@ class MySqlStreamingSource:
                                       pos=self.txn_pos, row=0, server_id=server_id, gtid=self.txn_gtid,
                                       query=query)
         prefix = self._seq(end, 0)[:-8]
-        key_of = codec.key if codec.key_columns else None
+        key_values = codec.key_values
         # Rows handed out before (a resumed or re-read transaction) still go through _emit, which counts
         # them for the transaction block's total_order / data_collection_order before it skips them.
         for row_index, (before, after) in enumerate(pairs):
@@ -375,7 +375,7 @@ class MySqlStreamingSource:
                     self._emit(batch, codec, "d", before, None, source, f"{prefix}{base:08x}")
                     if cfg.tombstones_on_delete:  # a table without a key too: a tombstone with a null key
                         self._emit(batch, codec, None, None, None, source, f"{prefix}{base + 1:08x}", key_row=before)
-            elif key_of is not None and key_of(before) != key_of(after):
+            elif key_values is not None and key_values(before) != key_values(after):
                 # Primary-key change: delete (old key) + tombstone + create (new key), as Debezium does.
                 if "d" not in skipped:
                     self._emit(batch, codec, "d", before, None, source, f"{prefix}{base:08x}")
