@@ -88,14 +88,14 @@ def drain(conn: MySqlConnector, resume: ResumeState) -> tuple[int, float, Resume
     return count, seconds, state
 
 
-def product(warehouse: Path, p: dict, **extra) -> tuple[int, float]:
+def product(warehouse: Path, p: dict, batch_size: int, **extra) -> tuple[int, float]:
     """One `run_source` of the bench's bronze source until caught up (it resumes where its bronze ends): the
     events landed and the seconds from its first batch on (the engine's start not counted)."""
     from ingest.runner import run_source
 
     config = ProjectConfig(engine=EngineSettings(profile="local", warehouse=warehouse),
                            sources={"bench": settings(p, 410_002, **extra)})
-    result = run_source(config, "bench", until_caught_up=True, limits=BatchLimits(max_events=50_000, max_seconds=30),
+    result = run_source(config, "bench", until_caught_up=True, limits=BatchLimits(max_events=batch_size),
                         progress=False)
     return result.events, result.seconds
 
@@ -140,6 +140,8 @@ def main() -> None:
     ap.add_argument("--single-row-txns", type=int, default=50_000)
     ap.add_argument("--skip-bronze", action="store_true")
     ap.add_argument("--row-path", action="store_true", help="snapshot through the row path (no columnar blocks)")
+    ap.add_argument("--batch-size", type=int, default=BatchLimits().max_events,
+                    help="events per landed batch into bronze (default: lakecdc run's --batch-size default)")
     args = ap.parse_args()
     if args.row_path:
         from ingest.connectors.mysql.snapshot import MySqlSnapshotSource
@@ -157,7 +159,7 @@ def main() -> None:
 
     warehouse = None if args.skip_bronze else Path(tempfile.mkdtemp()) / "wh"
     if warehouse is not None:
-        n, secs = product(warehouse, p, **{"snapshot.mode": "initial_only"})
+        n, secs = product(warehouse, p, args.batch_size, **{"snapshot.mode": "initial_only"})
         print(f"snapshot into bronze:     {n} rows in {secs:.1f} s = {n / secs:,.0f} rows/s")
 
     # streaming workload: inserts then updates, multi-row statements
@@ -185,7 +187,7 @@ def main() -> None:
     MySqlStreamingSource.fast_rows = True
     print(f"streaming, generic rows:   {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
     if warehouse is not None:
-        n, secs = product(warehouse, p)
+        n, secs = product(warehouse, p, args.batch_size)
         print(f"streaming into bronze:     {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
     rows, secs = bare_loop(p, start["file"], int(start["pos"]), 410_005)
     bare_rate = rows / secs
@@ -195,7 +197,8 @@ def main() -> None:
     if tool_secs:
         print(f"mariadb-binlog -vv >/dev/null: {tool_secs:.1f} s = {rows / tool_secs:,.0f} rows/s "
               f"(connector/tool = {connector_rate / (rows / tool_secs):.2f})")
-    single_row_transactions(conn, p, after_stream, args.rows + args.stream_rows + 1, args.single_row_txns, warehouse)
+    single_row_transactions(conn, p, after_stream, args.rows + args.stream_rows + 1, args.single_row_txns, warehouse,
+                            args.batch_size)
     conn.close()
     if warehouse is not None:
         shutil.rmtree(warehouse.parent, ignore_errors=True)
@@ -203,7 +206,7 @@ def main() -> None:
 
 
 def single_row_transactions(conn, p: dict, start: ResumeState, first_id: int, count: int,
-                            warehouse: Path | None) -> None:
+                            warehouse: Path | None, batch_size: int) -> None:
     """`count` one-row INSERT transactions after `start` (the streaming stage's end), streamed by the connector
     alone and into bronze."""
     began = time.perf_counter()
@@ -218,7 +221,7 @@ def single_row_transactions(conn, p: dict, start: ResumeState, first_id: int, co
     rate = n / secs
     print(f"single-row txns, connector only: {n} events in {secs:.1f} s = {rate:,.0f} events/s")
     if warehouse is not None:
-        n, secs = product(warehouse, p)
+        n, secs = product(warehouse, p, batch_size)
         rate = n / secs
         print(f"single-row txns into bronze:     {n} events in {secs:.1f} s = {rate:,.0f} events/s "
               f"(target >= 30,000)")

@@ -69,6 +69,8 @@ class MySqlStreamingSource:
         self._plans = PlanCache(codecs.options)
         self._table_maps: dict[bytes, Any] = {}   # the hot path's parsed table maps, kept across readers
         self.file = start.file
+        self._numbered_file: str | None = None   # the file whose number _file_no is
+        self._file_no = 0
         self.txn_pos = start.pos
         self.gtids = gtid_set(config.flavor, start.gtids)
         self.last_seq = last_seq
@@ -139,7 +141,7 @@ class MySqlStreamingSource:
                             yield batch
                             batch, started = Batch(), time.monotonic()
                     else:   # the dump read to the binlog's end: every event before it is handled
-                        self._read_to = (binlog_file_number(self.file), self._last_end)
+                        self._read_to = (self._file_number(), self._last_end)
                     failures = 0
                 except (pymysql.err.OperationalError, pymysql.err.InterfaceError) as exc:  # lost, refused, closed
                     failures += 1
@@ -172,7 +174,7 @@ class MySqlStreamingSource:
     def _handed_out_to(self) -> tuple[int, int]:
         """(binlog file number, position) up to which every change has been handed out: the end of the last
         transaction, or the binlog's end when a dump read to it (it may end in events that are no transaction)."""
-        return max((binlog_file_number(self.file), self.txn_pos), self._read_to)
+        return max((self._file_number(), self.txn_pos), self._read_to)
 
     def _blocking_snapshot(self, batch: Batch, limits: BatchLimits) -> Iterator[Batch]:
         """A blocking snapshot, with the binlog reader closed at a transaction boundary: its tables read one chunk at
@@ -264,7 +266,7 @@ class MySqlStreamingSource:
 
     def _heartbeat(self, batch: Batch) -> None:
         """heartbeat.interval.ms: a heartbeat event at the end of the last complete transaction."""
-        seq = heartbeat_seq(binlog_file_number(self.file), self.txn_pos, self.last_seq)
+        seq = heartbeat_seq(self._file_number(), self.txn_pos, self.last_seq)
         if not self._emit_ok(seq):
             return
         batch.events.append(self.events.heartbeat(self.config.heartbeat_topic_prefix, seq, self.position()))
@@ -274,7 +276,13 @@ class MySqlStreamingSource:
         return self.last_seq is None or seq > self.last_seq
 
     def _seq(self, end: int, index: int) -> str:
-        return make_seq(binlog_file_number(self.file), end, index)
+        return make_seq(self._file_number(), end, index)
+
+    def _file_number(self) -> int:
+        """binlog_file_number(self.file), parsed once per file (seqs are made for every event)."""
+        if self.file is not self._numbered_file:
+            self._numbered_file, self._file_no = self.file, binlog_file_number(self.file)
+        return self._file_no
 
     def _ddl(self, event: QueryEvent, ddl: str, start: int, end: int, batch: Batch) -> None:
         cfg = self.config
@@ -398,7 +406,7 @@ class MySqlStreamingSource:
 
     def _signal_seq(self, out: _SignalOut) -> str | None:
         if out.end is None:   # a signal from the file, between transactions: numbered as heartbeats are
-            seq = heartbeat_seq(binlog_file_number(self.file), self.txn_pos, self.last_seq)
+            seq = heartbeat_seq(self._file_number(), self.txn_pos, self.last_seq)
         else:
             seq = self._seq(out.end, SIGNAL_INDEX + out.emitted)
         out.emitted += 1
