@@ -1,7 +1,7 @@
 """MariaDB connector benchmark (figures for the closing note; not a test).
 
     .venv/bin/python bench/mariadb.py [--rows 1000000] [--stream-rows 200000] [--single-row-txns 50000]
-                                      [--skip-bronze] [--row-path]
+                                      [--runs 3] [--batch-size 10000] [--skip-bronze] [--row-path]
 
 1. Snapshot of a ROWS-row, 8-column table: connector alone (rows/s) and `run_source` (the product path of
    `lakecdc run`: the connector, with the bronze writer's thread landing batch N while batch N+1 is read, into
@@ -14,7 +14,9 @@
    `mariadb-binlog`/`mysqlbinlog` reading the same range to /dev/null (the decode limit).
 3. Single-row transactions: SINGLE_ROW_TXNS autocommit INSERTs (GTID, table map, rows and XID events for each
    row): connector alone and into bronze (`run_source` again), against `mariadb-binlog` over the same range
-   (issue 19's target: >= 30,000 events/s into bronze). Peak RSS of the process at the end.
+   (issue 19's target: >= 30,000 events/s into bronze).
+Sections 2 and 3 run RUNS times, each on a new workload after the last (the machine's speed varies between
+minutes); every figure's median and per-run values are printed at the end, with the peak RSS of the process.
 
 Uses database mysqlconn_bench (or $LAKECDC_BENCH_DB) on LAKECDC_MARIADB_URL (scripts/services.sh env).
 """
@@ -25,6 +27,7 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -140,6 +143,7 @@ def main() -> None:
     ap.add_argument("--single-row-txns", type=int, default=50_000)
     ap.add_argument("--skip-bronze", action="store_true")
     ap.add_argument("--row-path", action="store_true", help="snapshot through the row path (no columnar blocks)")
+    ap.add_argument("--runs", type=int, default=3, help="runs of sections 2 and 3, each on a new workload (medians)")
     ap.add_argument("--batch-size", type=int, default=BatchLimits().max_events,
                     help="events per landed batch into bronze (default: lakecdc run's --batch-size default)")
     args = ap.parse_args()
@@ -162,53 +166,79 @@ def main() -> None:
         n, secs = product(warehouse, p, args.batch_size, **{"snapshot.mode": "initial_only"})
         print(f"snapshot into bronze:     {n} rows in {secs:.1f} s = {n / secs:,.0f} rows/s")
 
-    # streaming workload: inserts then updates, multi-row statements
-    start = after_snapshot.position
+    figures: dict[str, list[float]] = {}   # figure -> its value in each run
+    after = after_snapshot
+    next_id = args.rows + 1
+    for run in range(1, args.runs + 1):
+        print(f"run {run} of {args.runs} (load average {' '.join(open('/proc/loadavg').read().split()[:3])})")
+        after = streaming(conn, p, after, next_id, args, warehouse, figures)
+        next_id += args.stream_rows // 2
+        after = single_row_transactions(conn, p, after, next_id, args.single_row_txns, warehouse, args.batch_size,
+                                        figures)
+        next_id += args.single_row_txns
+    conn.close()
+    if warehouse is not None:
+        shutil.rmtree(warehouse.parent, ignore_errors=True)
+    if args.runs > 1:
+        print(f"medians of {args.runs} runs:")
+        for name, values in figures.items():
+            print(f"  {name:<34} {statistics.median(values):>10,.0f}   ({' / '.join(f'{v:,.0f}' for v in values)})")
+    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
+
+
+def note(figures: dict[str, list[float]], name: str, value: float) -> None:
+    figures.setdefault(name, []).append(value)
+
+
+def streaming(conn, p: dict, start: ResumeState, first_id: int, args: argparse.Namespace, warehouse: Path | None,
+              figures: dict[str, list[float]]) -> ResumeState:
+    """Section 2 over a new workload after `start`: multi-row INSERTs of new rows from `first_id`, then multi-row
+    UPDATEs; returns where the connector alone ended."""
     with conn.cursor() as cur:
         half = args.stream_rows // 2
-        base = args.rows + 1
         for lo in range(0, half, 10_000):
             cur.execute(f"INSERT INTO {DB}.t SELECT seq, seq, 'x', 1.5, NOW(3), 2.5, 1, CURDATE() "
-                        f"FROM {DB}.seq_{base + lo}_to_{base + min(half, lo + 10_000) - 1}")
+                        f"FROM {DB}.seq_{first_id + lo}_to_{first_id + min(half, lo + 10_000) - 1}")
         for lo in range(1, half + 1, 10_000):
             cur.execute(f"UPDATE {DB}.t SET a = a + 1 WHERE id BETWEEN {lo} AND {min(half, lo + 9_999)}")
     c = MySqlConnector(settings(p, 410_003))
     c.restore_schema_history([])
-    n, secs, after_stream = drain(c, after_snapshot)
-    print(f"streaming, connector only: {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
+    n, secs, after = drain(c, start)
     connector_rate = n / secs
+    note(figures, "streaming, connector only", connector_rate)
+    print(f"streaming, connector only: {n} events in {secs:.1f} s = {connector_rate:,.0f} events/s")
     from ingest.connectors.mysql.streaming import MySqlStreamingSource
 
     # the generic row path (mysql-replication's decoding + codec.row), for comparison
     MySqlStreamingSource.fast_rows = False
     c = MySqlConnector(settings(p, 410_006))
     c.restore_schema_history([])
-    n, secs, _ = drain(c, after_snapshot)
+    n, secs, _ = drain(c, start)
     MySqlStreamingSource.fast_rows = True
+    note(figures, "streaming, generic rows", n / secs)
     print(f"streaming, generic rows:   {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
     if warehouse is not None:
         n, secs = product(warehouse, p, args.batch_size)
-        print(f"streaming into bronze:     {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
-    rows, secs = bare_loop(p, start["file"], int(start["pos"]), 410_005)
+        note(figures, "streaming into bronze", n / secs)
+        print(f"streaming into bronze:     {n} events in {secs:.1f} s = {n / secs:,.0f} events/s (target >= 100,000)")
+    position = start.position
+    rows, secs = bare_loop(p, position["file"], int(position["pos"]), 410_005)
     bare_rate = rows / secs
+    note(figures, "bare mysql-replication", bare_rate)
     print(f"bare mysql-replication:    {rows} rows in {secs:.1f} s = {bare_rate:,.0f} rows/s "
           f"(connector/bare = {connector_rate / bare_rate:.2f})")
-    tool_secs = binlog_tool(p, start["file"], int(start["pos"]))
+    tool_secs = binlog_tool(p, position["file"], int(position["pos"]))
     if tool_secs:
+        note(figures, "mariadb-binlog (streaming range)", rows / tool_secs)
         print(f"mariadb-binlog -vv >/dev/null: {tool_secs:.1f} s = {rows / tool_secs:,.0f} rows/s "
               f"(connector/tool = {connector_rate / (rows / tool_secs):.2f})")
-    single_row_transactions(conn, p, after_stream, args.rows + args.stream_rows + 1, args.single_row_txns, warehouse,
-                            args.batch_size)
-    conn.close()
-    if warehouse is not None:
-        shutil.rmtree(warehouse.parent, ignore_errors=True)
-    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
+    return after
 
 
-def single_row_transactions(conn, p: dict, start: ResumeState, first_id: int, count: int,
-                            warehouse: Path | None, batch_size: int) -> None:
-    """`count` one-row INSERT transactions after `start` (the streaming stage's end), streamed by the connector
-    alone and into bronze."""
+def single_row_transactions(conn, p: dict, start: ResumeState, first_id: int, count: int, warehouse: Path | None,
+                            batch_size: int, figures: dict[str, list[float]]) -> ResumeState:
+    """Section 3: `count` one-row INSERT transactions after `start` (the streaming section's end), streamed by the
+    connector alone and into bronze; returns where the connector alone ended."""
     began = time.perf_counter()
     with conn.cursor() as cur:
         for i in range(first_id, first_id + count):
@@ -217,18 +247,22 @@ def single_row_transactions(conn, p: dict, start: ResumeState, first_id: int, co
     print(f"single-row transactions: {count} autocommit INSERTs in {time.perf_counter() - began:.1f} s")
     c = MySqlConnector(settings(p, 410_008))
     c.restore_schema_history([])
-    n, secs, _ = drain(c, start)
+    n, secs, after = drain(c, start)
     rate = n / secs
+    note(figures, "single-row txns, connector only", rate)
     print(f"single-row txns, connector only: {n} events in {secs:.1f} s = {rate:,.0f} events/s")
     if warehouse is not None:
         n, secs = product(warehouse, p, batch_size)
         rate = n / secs
+        note(figures, "single-row txns into bronze", rate)
         print(f"single-row txns into bronze:     {n} events in {secs:.1f} s = {rate:,.0f} events/s "
               f"(target >= 30,000)")
     tool_secs = binlog_tool(p, start.position["file"], int(start.position["pos"]))
     if tool_secs:
+        note(figures, "mariadb-binlog (single-row range)", count / tool_secs)
         print(f"mariadb-binlog -vv >/dev/null over the same range: {tool_secs:.1f} s = {count / tool_secs:,.0f} "
               f"rows/s (lakecdc/tool = {rate / (count / tool_secs):.2f})")
+    return after
 
 
 if __name__ == "__main__":
