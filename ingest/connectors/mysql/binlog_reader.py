@@ -145,24 +145,25 @@ class BinlogReader(BinLogStreamReader):
         if len(buffer) - at >= 4:   # the common case: a whole small packet in the buffer
             length = buffer[at] | buffer[at + 1] << 8 | buffer[at + 2] << 16
             end = at + 4 + length
-            if end <= len(buffer) and length < _MAX_PACKET and buffer[at + 3] == conn._next_seq_id:
-                conn._next_seq_id = (conn._next_seq_id + 1) % 256
-                self._at = end
-                data = buffer[at + 4:end]
-                if data[0] == 0xFF:
-                    MysqlPacket(data, conn.encoding).raise_for_error()
-                return data
-        chunks = []
-        while True:
-            header = self._take(conn, 4)
-            length = header[0] | header[1] << 8 | header[2] << 16
-            if header[3] != conn._next_seq_id:
-                self._wrong_sequence(conn, header[3])
+            small = end <= len(buffer) and length < _MAX_PACKET and buffer[at + 3] == conn._next_seq_id
+        else:
+            small = False
+        if small:
             conn._next_seq_id = (conn._next_seq_id + 1) % 256
-            chunks.append(self._take(conn, length))
-            if length < _MAX_PACKET:
-                break
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            self._at = end
+            data = buffer[at + 4:end]
+        else:
+            chunks = []
+            while True:
+                header = self._take(conn, 4)
+                length = header[0] | header[1] << 8 | header[2] << 16
+                if header[3] != conn._next_seq_id:
+                    self._wrong_sequence(conn, header[3])
+                conn._next_seq_id = (conn._next_seq_id + 1) % 256
+                chunks.append(self._take(conn, length))
+                if length < _MAX_PACKET:
+                    break
+            data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if data[0] == 0xFF:
             MysqlPacket(data, conn.encoding).raise_for_error()
         return data

@@ -217,7 +217,7 @@ def _string_decode(gen: _Gen, column: Any) -> str | None:
 
 
 # codecs whose decode is C code already (codecs.lookup(...).name)
-_C_DECODED = frozenset({"utf-8", "ascii", "latin-1", "iso8859-1"})
+_C_DECODED = frozenset({"utf-8", "ascii", "iso8859-1"})
 
 
 @functools.cache
