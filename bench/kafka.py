@@ -8,7 +8,8 @@ fresh four-partition topics once, then per run: a bare confluent-kafka consume l
 from the beginning, every record's value touched: the peer, what the client alone reaches here) and
 `lakecdc run --until-caught-up` into a new source's bronze tables (the product: decode, seq, schemas, Delta commits).
 Prints records/s of both, the ratio (target: >= 100,000 records/s for the product), peak RSS, medians over runs,
-for each run how busy the machine was and how much of one core the main thread used (bench/cpu.py), the
+for each run how busy the machine was, how much of one core the main thread used and the CPU microseconds per
+record of this process and of the rest of the machine (the broker) (bench/cpu.py), the
 decoder's time per record alone (in memory, no broker, no writer), and, with the `debezium` extra installed (a
 JVM), the time per record of Kafka Connect's own JsonConverter reading the same values in Java (a JVM reader's
 floor for these records).
@@ -175,8 +176,9 @@ def main() -> None:
             landed, seconds = product(bootstrap, prefix, Path(work.name) / "warehouse", f"kb{run}")
         assert landed == n, f"landed {landed:,} of {n:,}"
         ours.append(landed / seconds)
-        print(f"run {run + 1}: bare consume {bare[-1]:,.0f} records/s ({bare_cpu.text(bare_seconds)}); lakecdc run "
-              f"-> bronze {ours[-1]:,.0f} records/s ({our_cpu.text(seconds)})")
+        print(f"run {run + 1}: bare consume {bare[-1]:,.0f} records/s ({bare_cpu.text(bare_seconds)}; "
+              f"{bare_cpu.per_event(seen)}); lakecdc run -> bronze {ours[-1]:,.0f} records/s "
+              f"({our_cpu.text(seconds)}; {our_cpu.per_event(landed)})")
     decode = statistics.median(decode_alone(prefix, min(n, 100_000)) for _ in range(3))
     print(f"the decoder alone over the same records, in memory: {decode:.1f} us per record (median of 3)")
     converter = converter_alone(prefix, min(n, 100_000))

@@ -29,8 +29,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import psycopg2  # noqa: E402
+from cpu import cpu_use  # noqa: E402
 
 from ingest.bronze.contract import BatchLimits, ResumeState  # noqa: E402
 from ingest.config import EngineSettings, ProjectConfig, SourceSettings  # noqa: E402
@@ -194,19 +196,24 @@ def main() -> None:
             endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
             print(f"  run {run}: generated {args.updates:,} updates in {time.perf_counter() - t:.1f}s "
                   f"(WAL up to {endpos})")
-            r = recvlogical(endpos)
+            with cpu_use() as use:
+                r = recvlogical(endpos)
             if r:
                 recv_rates.append(args.updates / r)
                 print(f"  pg_recvlogical > /dev/null: {args.updates:>9,} txns  {r:6.1f}s  "
-                      f"{args.updates / r:>10,.0f} events/s")
-            n, s = connector_alone("pgconn_bench_alone", "initial",
-                                   ResumeState(position={"phase": "streaming", "restart_lsn": 0}))
+                      f"{args.updates / r:>10,.0f} events/s  ({use.text(r)}; {use.per_event(args.updates)})")
+            with cpu_use() as use:
+                n, s = connector_alone("pgconn_bench_alone", "initial",
+                                       ResumeState(position={"phase": "streaming", "restart_lsn": 0}))
             alone_rates.append(n / s)
-            print(f"  connector alone:           {n:>10,} events {s:6.1f}s  {n / s:>10,.0f} events/s")
-            n, s = product_run(work / "warehouse", "initial")
+            print(f"  connector alone:           {n:>10,} events {s:6.1f}s  {n / s:>10,.0f} events/s  "
+                  f"({use.text(s)}; {use.per_event(n)})")
+            with cpu_use() as use:
+                n, s = product_run(work / "warehouse", "initial")
             ours = n / s
             bronze_rates.append(ours)
-            print(f"  run_source -> bronze:      {n:>10,} events {s:6.1f}s  {ours:>10,.0f} events/s")
+            print(f"  run_source -> bronze:      {n:>10,} events {s:6.1f}s  {ours:>10,.0f} events/s  "
+                  f"({use.text(s)}; {use.per_event(n)})")
             if r:
                 ratios.append(ours / (args.updates / r))
                 print(f"  ratio lakecdc / pg_recvlogical: {ratios[-1]:.2f}")
