@@ -223,12 +223,14 @@ class Batch:
     # land with it (when a connector's hand-overs are merged, the last one's), so the last batch's rows say it.
     position: str | None = None
 
-    def __len__(self) -> int:
+    def __len__(self) -> int:   # asked after every event by streaming connectors
+        if not self.blocks:
+            return len(self.events) + len(self.schema_changes) + len(self.rejects)
         return self.event_count + len(self.schema_changes) + len(self.rejects)
 
     @property
     def event_count(self) -> int:
-        if not self.blocks:   # asked after every event by streaming connectors
+        if not self.blocks:
             return len(self.events)
         return len(self.events) + sum(len(b) for b in self.blocks)
 

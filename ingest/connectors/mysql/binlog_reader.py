@@ -57,8 +57,8 @@ def _table_id(data: bytes) -> int:
 class HotEvent:
     """A GTID, XID or rows event read by the hot path (header fields, plus what its kind needs)."""
 
-    __slots__ = ("kind", "timestamp", "server_id", "event_size", "log_pos", "gtid", "op", "schema", "table",
-                 "table_obj", "data", "rows_at", "rows_end", "columns", "present", "present2", "_reader")
+    __slots__ = ("kind", "timestamp", "server_id", "event_size", "log_pos", "gtid", "gtid_numbers", "op", "schema",
+                 "table", "table_obj", "data", "rows_at", "rows_end", "columns", "present", "present2", "_reader")
 
     def __init__(self, kind: str, header: tuple[int, int, int, int, int]) -> None:
         self.kind = kind
@@ -218,6 +218,7 @@ class BinlogReader(BinLogStreamReader):
             event = HotEvent(GTID, header)
             seq_no, domain_id = _GTID.unpack_from(data, _BODY)
             event.gtid = f"{domain_id}-{header[2]}-{seq_no}"
+            event.gtid_numbers = (domain_id, header[2], seq_no)
             return event
         if event_type == BINLOG.TABLE_MAP_EVENT:
             table = self.table_maps.get(data[_BODY:self._body_end(header)])

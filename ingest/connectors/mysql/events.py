@@ -21,6 +21,7 @@ from ingest.events.to_bronze import (
     schema_change_to_bronze,
 )
 
+_MAX_TEMPLATES = 4096   # streamed_source's templates kept (cleared when full)
 _ROW_MARK = "\x00row\x00"   # stands for the row JSON while the envelope text around it is built
 
 
@@ -32,6 +33,7 @@ class MySqlEventDispatcher:
         self.flavor = flavor
         self.topic_prefix = topic_prefix
         self._connector = "mariadb" if flavor == "mariadb" else "mysql"   # the source block's `connector`
+        self._streamed: dict[tuple[str, str, str, int], dict[str, Any]] = {}   # streamed_source's templates
 
     def source(self, *, ts_ms: int, db: str, table: str | None, file: str, pos: int, row: int = 0,
                snapshot: bool | str = False, server_id: int = 0, gtid: str | None = None,
@@ -40,6 +42,22 @@ class MySqlEventDispatcher:
         return mysql_source(connector=self._connector, version=VERSION, name=self.topic_prefix, ts_ms=ts_ms, db=db,
                             table=table, server_id=server_id, gtid=gtid, file=file, pos=pos, row=row,
                             snapshot=snapshot, thread=thread, query=query)
+
+    def streamed_source(self, ts_ms: int, db: str, table: str, file: str, pos: int, server_id: int,
+                        gtid: str | None, query: str | None) -> dict[str, Any]:
+        """source(...) of a streamed rows event (row 0, not a snapshot): the same dict, copied from a template per
+        table, binlog file and server, so that its fixed fields are not built again for every event."""
+        key = (db, table, file, server_id)
+        template = self._streamed.get(key)
+        if template is None:
+            if len(self._streamed) >= _MAX_TEMPLATES:
+                self._streamed.clear()
+            template = self._streamed[key] = self.source(ts_ms=0, db=db, table=table, file=file, pos=0,
+                                                         server_id=server_id)
+        source = template.copy()   # keeps the key order, so the JSON is the same
+        source["ts_ms"], source["ts_us"], source["ts_ns"] = ts_ms, ts_ms * 1000, ts_ms * 1_000_000
+        source["pos"], source["gtid"], source["query"] = pos, gtid, query
+        return source
 
     def data_event(self, codec: TableCodec, op: str | None, before: dict | None, after: dict | None,
                    source: dict[str, Any], seq: str, position: str, txn: dict | None = None,

@@ -40,10 +40,14 @@ class MariaDbGtidSet:
         parts = gtid.strip().split("-")
         if len(parts) != 3 or not (parts[0].isdigit() and parts[1].isdigit() and parts[2].isdigit()):
             raise LakecdcError(f"not a MariaDB GTID: {gtid!r}")
-        key = (int(parts[0]), int(parts[1]))
+        self.add_numbers(int(parts[0]), int(parts[1]), int(parts[2]))
+
+    def add_numbers(self, domain: int, server: int, sequence: int) -> None:
+        """add() of the GTID domain-server-sequence given as its numbers."""
+        key = (domain, server)
         if key != self._moving:
             self._moving, self._around = key, None
-        self.entries[key] = int(parts[2])
+        self.entries[key] = sequence
         self._text = None
 
     def contains(self, other: MariaDbGtidSet) -> bool:

@@ -35,9 +35,10 @@ SIGNAL_INDEX = 0x20000000  # seq index of the first event a signal or watermark 
 
 def make_seq(file_number: int, pos: int, index: int) -> str:
     """encode_seq((file_number, pos, index), SEQ_WIDTHS), formatted directly (it is on the per-event path)."""
-    if file_number >> 32 or pos >> 40 or index >> 32 or min(file_number, pos, index) < 0:
-        return encode_seq((file_number, pos, index), SEQ_WIDTHS)  # raises
-    return f"{file_number:08x}-{pos:010x}-{index:08x}"
+    # %-formatting: about half the time of an f-string with format specs
+    if 0 <= file_number < 1 << 32 and 0 <= pos < 1 << 40 and 0 <= index < 1 << 32:
+        return "%08x-%010x-%08x" % (file_number, pos, index)  # noqa: UP031
+    return encode_seq((file_number, pos, index), SEQ_WIDTHS)  # raises
 
 
 def heartbeat_seq(file_number: int, pos: int, last_seq: str | None) -> str:

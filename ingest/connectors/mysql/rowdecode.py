@@ -240,7 +240,8 @@ def compile_plan(columns: list[Any], codec: TableCodec, options: TypeOptions) ->
     by_name = {name: i for i, name in enumerate(codec.columns)}
     gen = _Gen()
     count = len(columns)
-    gen.emit(f"nb = data[p:p + {(count + 7) // 8}]")
+    for b in range((count + 7) // 8):   # the null bitmap, a local int per byte
+        gen.emit(f"nb{b} = data[p + {b}]")
     gen.emit(f"p += {(count + 7) // 8}")
     targets: dict[int, str] = {}  # codec column index -> local variable
     for j, column in enumerate(columns):
@@ -253,7 +254,7 @@ def compile_plan(columns: list[Any], codec: TableCodec, options: TypeOptions) ->
         model = models[i] if i is not None else None
         convert = codec.converters[i] if i is not None else None
         null_value = convert(None) if convert is not None else None
-        gen.emit(f"if nb[{j >> 3}] & {1 << (j & 7)}:")
+        gen.emit(f"if nb{j >> 3} & {1 << (j & 7)}:")
         gen.emit(f"{var} = {gen.const(null_value, 'null')}", 3)
         gen.emit("else:")
         _column(gen, column, model, convert, options, var)

@@ -93,6 +93,7 @@ class MySqlStreamingSource:
 
     def _reset_txn(self) -> None:
         self.txn_gtid: str | None = None
+        self.txn_gtid_numbers: tuple[int, int, int] | None = None   # the hot path's MariaDB GTID as numbers
         self.txn_begin_end = 0   # end position of the GTID (or BEGIN) event: the seq of the BEGIN marker
         self.txn_ts_ms = 0
         self.query: str | None = None
@@ -199,6 +200,7 @@ class MySqlStreamingSource:
                 self._rows(event, end, batch)
             elif event.kind is GTID:
                 self._gtid(event.gtid, end - event.event_size, end, event.timestamp)
+                self.txn_gtid_numbers = event.gtid_numbers
             else:   # XID
                 self._commit(end, batch, event.timestamp * 1000)
             return
@@ -248,7 +250,9 @@ class MySqlStreamingSource:
 
     def _commit(self, end: int, batch: Batch, ts_ms: int | None = None) -> None:
         tracker = self.tracker
-        if self.txn_gtid:
+        if self.txn_gtid_numbers is not None:   # MariaDB's, read by the hot path: not parsed from the text again
+            self.gtids.add_numbers(*self.txn_gtid_numbers)
+        elif self.txn_gtid:
             self.gtids.add(self.txn_gtid)
         self._reset_txn()
         self._between = True
@@ -364,9 +368,8 @@ class MySqlStreamingSource:
         skipped = cfg.skipped_operations
         query = self.query if cfg.include_query else None
         # Every row of the event shares the source block but its `row`, and the seq prefix (file number, end).
-        template = self.events.source(ts_ms=int(event.timestamp) * 1000, db=db, table=table, file=self.file,
-                                      pos=self.txn_pos, row=0, server_id=server_id, gtid=self.txn_gtid,
-                                      query=query)
+        template = self.events.streamed_source(int(event.timestamp) * 1000, db, table, self.file, self.txn_pos,
+                                               server_id, self.txn_gtid, query)
         prefix = self._seq(end, 0)[:-8]
         key_values = codec.key_values
         # Rows handed out before (a resumed or re-read transaction) still go through _emit, which counts

@@ -26,9 +26,10 @@ SEQ_WIDTHS = (16, 16, 8)
 
 def make_seq(commit_lsn: int, lsn: int, index: int) -> str:
     """encode_seq((commit_lsn, lsn, index), SEQ_WIDTHS), formatted directly (it is on the per-event path)."""
-    if commit_lsn >> 64 or lsn >> 64 or index >> 32 or min(commit_lsn, lsn, index) < 0:
-        return encode_seq((commit_lsn, lsn, index), SEQ_WIDTHS)  # raises
-    return f"{commit_lsn:016x}-{lsn:016x}-{index:08x}"
+    # %-formatting: about half the time of an f-string with format specs
+    if 0 <= commit_lsn < 1 << 64 and 0 <= lsn < 1 << 64 and 0 <= index < 1 << 32:
+        return "%016x-%016x-%08x" % (commit_lsn, lsn, index)  # noqa: UP031
+    return encode_seq((commit_lsn, lsn, index), SEQ_WIDTHS)  # raises
 
 
 # A heartbeat's seq is [end LSN of the last complete transaction, HEARTBEAT_LSN, n]: after every event up to
