@@ -22,6 +22,7 @@ tests/integration/mysql/test_mysql_rowdecode.py checks that both readings give t
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 import pymysql
@@ -82,6 +83,7 @@ class BinlogReader(BinLogStreamReader):
         self.table_maps: dict[bytes, Any] = {} if table_maps is None else table_maps
         # read ahead of the dump connection (_read_payload): the bytes, where the next packet starts, whose they are
         self._buffer, self._at, self._buffered_connection = b"", 0, None
+        self._events: Iterator[Any] | None = None   # fetchone's generator of the hot path
 
     def _BinLogStreamReader__set_mariadb_settings(self) -> bytes:  # noqa: N802 (overrides a name-mangled method)
         cur = self._stream_connection.cursor()
@@ -103,15 +105,26 @@ class BinlogReader(BinLogStreamReader):
     def fetchone(self) -> Any:
         if not self.hot_path:
             return super().fetchone()
+        if self._events is None:
+            self._events = self._hot_events()
+        return next(self._events, None)
+
+    def __iter__(self) -> Iterator[Any]:
+        # the hot path iterates its own generator: no call of fetchone for every event
+        return self._hot_events() if self.hot_path else super().__iter__()
+
+    def _hot_events(self) -> Iterator[Any]:
+        """The events of the hot path, until a non-blocking dump reaches the binlog's end."""
         if self.end_log_pos or self.skip_to_timestamp:
             raise ValueError("the binlog hot path reads whole binlogs: no end_log_pos or skip_to_timestamp")
+        read_payload, hot = self._read_payload, self._hot
         while True:
             if not self._BinLogStreamReader__connected_stream:
                 self._BinLogStreamReader__connect_to_stream()
             if not self._BinLogStreamReader__connected_ctl:
                 self._BinLogStreamReader__connect_to_ctl()
             try:
-                data = self._read_payload()
+                data = read_payload()
             except pymysql.OperationalError as error:
                 if error.args[0] in MYSQL_EXPECTED_ERROR_CODES:   # as mysql-replication does: connect again
                     self._stream_connection.close()
@@ -120,19 +133,19 @@ class BinlogReader(BinLogStreamReader):
                 raise
             if data[0] == 0xFE and len(data) < 9:   # EOF: a non-blocking dump is at the binlog's end
                 self.close()
-                return None
+                return
             if data[0] != 0 or len(data) < 7:   # not an event (as mysql-replication, skipped)
                 continue
-            event = self._hot(data)
+            event = hot(data)
             if event is None:
                 event = self._library_fetch(data)
                 if event is not None:
-                    return event
+                    yield event
             elif event is _SKIP:
                 stats["table_maps_reused"] += 1
             else:
                 stats["hot_events"] += 1
-                return event
+                yield event
 
     def _read_payload(self) -> bytes:
         """The next packet's payload from the dump connection: pymysql's `_read_packet` without its packet object
