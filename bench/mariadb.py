@@ -37,8 +37,10 @@ from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import pymysql  # noqa: E402
+from cpu import cpu_use  # noqa: E402
 
 from ingest.bronze.contract import BatchLimits, ResumeState  # noqa: E402
 from ingest.config import EngineSettings, ProjectConfig, SourceSettings  # noqa: E402
@@ -203,10 +205,12 @@ def streaming(conn, p: dict, start: ResumeState, first_id: int, args: argparse.N
             cur.execute(f"UPDATE {DB}.t SET a = a + 1 WHERE id BETWEEN {lo} AND {min(half, lo + 9_999)}")
     c = MySqlConnector(settings(p, 410_003))
     c.restore_schema_history([])
-    n, secs, after = drain(c, start)
+    with cpu_use() as use:
+        n, secs, after = drain(c, start)
     connector_rate = n / secs
     note(figures, "streaming, connector only", connector_rate)
-    print(f"streaming, connector only: {n} events in {secs:.1f} s = {connector_rate:,.0f} events/s")
+    print(f"streaming, connector only: {n} events in {secs:.1f} s = {connector_rate:,.0f} events/s "
+          f"({use.text(secs)}; {use.per_event(n)})")
     from ingest.connectors.mysql.streaming import MySqlStreamingSource
 
     # the generic row path (mysql-replication's decoding + codec.row), for comparison
@@ -218,9 +222,11 @@ def streaming(conn, p: dict, start: ResumeState, first_id: int, args: argparse.N
     note(figures, "streaming, generic rows", n / secs)
     print(f"streaming, generic rows:   {n} events in {secs:.1f} s = {n / secs:,.0f} events/s")
     if warehouse is not None:
-        n, secs = product(warehouse, p, args.batch_size)
+        with cpu_use() as use:
+            n, secs = product(warehouse, p, args.batch_size)
         note(figures, "streaming into bronze", n / secs)
-        print(f"streaming into bronze:     {n} events in {secs:.1f} s = {n / secs:,.0f} events/s (target >= 100,000)")
+        print(f"streaming into bronze:     {n} events in {secs:.1f} s = {n / secs:,.0f} events/s (target >= 100,000; "
+              f"{use.per_event(n)}, run_source's start included)")
     position = start.position
     rows, secs = bare_loop(p, position["file"], int(position["pos"]), 410_005)
     bare_rate = rows / secs
@@ -247,16 +253,19 @@ def single_row_transactions(conn, p: dict, start: ResumeState, first_id: int, co
     print(f"single-row transactions: {count} autocommit INSERTs in {time.perf_counter() - began:.1f} s")
     c = MySqlConnector(settings(p, 410_008))
     c.restore_schema_history([])
-    n, secs, after = drain(c, start)
+    with cpu_use() as use:
+        n, secs, after = drain(c, start)
     rate = n / secs
     note(figures, "single-row txns, connector only", rate)
-    print(f"single-row txns, connector only: {n} events in {secs:.1f} s = {rate:,.0f} events/s")
+    print(f"single-row txns, connector only: {n} events in {secs:.1f} s = {rate:,.0f} events/s "
+          f"({use.text(secs)}; {use.per_event(n)})")
     if warehouse is not None:
-        n, secs = product(warehouse, p, batch_size)
+        with cpu_use() as use:
+            n, secs = product(warehouse, p, batch_size)
         rate = n / secs
         note(figures, "single-row txns into bronze", rate)
         print(f"single-row txns into bronze:     {n} events in {secs:.1f} s = {rate:,.0f} events/s "
-              f"(target >= 30,000)")
+              f"(target >= 30,000; {use.per_event(n)}, run_source's start included)")
     tool_secs = binlog_tool(p, start.position["file"], int(start.position["pos"]))
     if tool_secs:
         note(figures, "mariadb-binlog (single-row range)", count / tool_secs)
