@@ -45,6 +45,7 @@ EVENTS = [RotateEvent, GtidEvent, MariadbGtidEvent, QueryEvent, XidEvent, Mariad
           WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent]
 _TXN_WORDS = ("BEGIN", "COMMIT", "ROLLBACK", "XA ", "SAVEPOINT", "RELEASE SAVEPOINT")
 POLL_SECONDS = 0.2
+ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236   # the server cannot send the binlog from the asked position
 
 
 class MySqlStreamingSource:
@@ -145,6 +146,14 @@ class MySqlStreamingSource:
                         self._read_to = (self._file_number(), self._last_end)
                     failures = 0
                 except (pymysql.err.OperationalError, pymysql.err.InterfaceError) as exc:  # lost, refused, closed
+                    if exc.args and exc.args[0] == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+                        # the server cannot send the binlog from this position (purged, past the end of its file,
+                        # binlogs reset): reconnecting cannot help, so fail at once, as Debezium's error handler does
+                        raise LakecdcError(
+                            f"{self.source_name}: the server cannot send the binlog from {self.file} at position "
+                            f"{self.txn_pos} (error 1236: {exc.args[-1]}): the position was purged, or the server's "
+                            "binlogs were reset or restored from a backup. A new snapshot is required: `lakecdc "
+                            f"source reset --source {self.source_name}`, then `lakecdc run`") from None
                     failures += 1
                     self.stats["reconnects"] += 1
                     if failures > self.config.reconnect_max_attempts:
