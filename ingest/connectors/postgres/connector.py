@@ -145,15 +145,19 @@ class PostgresConnector(SourceConnector):
         setup.ensure_publication(conn, self.props, self._publication_tables())
         slot = setup.slot_info(conn, self.props.slot_name)
         if position is not None and position.phase == "streaming" and mode != "always":
-            if slot is None:
-                if mode == "when_needed":
-                    log.warning("slot %s is gone: taking a new snapshot (when_needed)", self.props.slot_name)
+            lost = slot is not None and slot["wal_status"] == "lost"
+            if slot is None or lost:
+                what = (f"replication slot {self.props.slot_name} was invalidated by the server (it removed WAL the "
+                        "slot still needed: the slot fell further behind than max_slot_wal_keep_size allows)"
+                        if lost else f"replication slot {self.props.slot_name} no longer exists")
+                if mode == "when_needed":   # the snapshot replaces an invalidated slot
+                    log.warning("%s: taking a new snapshot (when_needed)", what)
                     yield from self._snapshot.run(None, limits)
                 else:
                     raise LakecdcError(
-                        f"replication slot {self.props.slot_name} no longer exists: changes after "
-                        f"{pg.lsn_to_str(position.restart_lsn)} are lost; run with "
-                        "snapshot.mode=when_needed or always to take a new snapshot")
+                        f"{what}: changes after {pg.lsn_to_str(position.restart_lsn)} are lost; run with "
+                        f"snapshot.mode=when_needed or always to take a new snapshot, or start over with "
+                        f"`lakecdc source reset --source {self.source_name}`")
             else:
                 offsets.resume_streaming(position)
         elif position is not None and position.phase == "snapshot" and slot is not None and mode != "always":

@@ -49,13 +49,17 @@ def connect_replication(props: PostgresProperties) -> Any:
 
 
 def slot_info(conn: Any, slot: str) -> dict[str, Any] | None:
+    """The slot's row of pg_replication_slots (None: no such slot). `wal_status` is None before PostgreSQL 13;
+    "lost" means the server invalidated the slot (it removed WAL the slot still needed)."""
     with conn.cursor() as cur:
         cur.execute("SELECT plugin, slot_type, database, active, active_pid, confirmed_flush_lsn::text, "
-                    "restart_lsn::text FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+                    "restart_lsn::text, to_jsonb(s) ->> 'wal_status' FROM pg_replication_slots s "
+                    "WHERE slot_name = %s", (slot,))
         row = cur.fetchone()
     if row is None:
         return None
-    keys = ("plugin", "slot_type", "database", "active", "active_pid", "confirmed_flush_lsn", "restart_lsn")
+    keys = ("plugin", "slot_type", "database", "active", "active_pid", "confirmed_flush_lsn", "restart_lsn",
+            "wal_status")
     return dict(zip(keys, row, strict=True))
 
 

@@ -39,6 +39,9 @@ _SHORT_PAGE_HEADER, _LONG_PAGE_HEADER = 24, 40
 # a walsender short of the end of WAL that reports no progress for this long is taken as caught up (the
 # background writer's 15 s running-transactions record gets an idle server's unflushed WAL flushed well before)
 _STALLED_WALSENDER_SECONDS = 60.0
+# SQLSTATE of START_REPLICATION on a slot the server invalidated ("cannot read from logical replication slot"):
+# not retried, unlike a slot another connection still holds (55006, object_in_use)
+OBJECT_NOT_IN_PREREQUISITE_STATE = "55000"
 
 # one row change of a pgoutput message: (op, before, after, key)
 RowChange = tuple[str, dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
@@ -142,6 +145,12 @@ class PostgresStreamingSource:
                 if self._repl is not None and not self._repl.closed:
                     self._repl.close()
                 self._repl = None
+                if getattr(exc, "pgcode", None) == OBJECT_NOT_IN_PREREQUISITE_STATE:
+                    # a state retrying does not change (the slot was invalidated by the server): fail at once,
+                    # with the server's detail
+                    detail = exc.diag.message_detail  # type: ignore[union-attr]
+                    raise LakecdcError(f"cannot start streaming from slot {self.props.slot_name}: {first_line(exc)}"
+                                       + (f" ({detail.rstrip('.')})" if detail else "")) from None
                 if attempt >= retries:
                     raise LakecdcError(f"cannot start streaming from slot {self.props.slot_name}: "
                                        f"{first_line(exc)}") from None
