@@ -208,8 +208,7 @@ class MySqlStreamingSource:
             if event.kind is ROWS:
                 self._rows(event, end, batch)
             elif event.kind is GTID:
-                self._gtid(event.gtid, end - event.event_size, end, event.timestamp)
-                self.txn_gtid_numbers = event.gtid_numbers
+                self._gtid(event.gtid, end - event.event_size, end, event.timestamp, event.gtid_numbers)
             else:   # XID
                 self._commit(end, batch, event.timestamp * 1000)
             return
@@ -249,12 +248,14 @@ class MySqlStreamingSource:
         else:
             self._rows(event, end, batch)
 
-    def _gtid(self, gtid: str, start: int, end: int, timestamp: int) -> None:
-        """A transaction's GTID event (its first event) from `start` to `end`."""
+    def _gtid(self, gtid: str, start: int, end: int, timestamp: int,
+              numbers: tuple[int, int, int] | None = None) -> None:
+        """A transaction's GTID event (its first event) from `start` to `end`; `numbers`: MariaDB's GTID as the hot
+        path read it (domain, server, sequence), so the commit adds it to the set without parsing the text."""
         self._reset_txn()
         self._between = False
         self.txn_pos = start
-        self.txn_gtid = gtid
+        self.txn_gtid, self.txn_gtid_numbers = gtid, numbers
         self.txn_begin_end, self.txn_ts_ms = end, timestamp * 1000
 
     def _commit(self, end: int, batch: Batch, ts_ms: int | None = None) -> None:
